@@ -25,6 +25,11 @@ def runs_root() -> Path:
     return Path(os.environ.get("KIT_RUNS_DIR") or ROOT / "runs")
 
 
+def cache_root() -> Path:
+    """Built artifacts shared by every run (the tiny model): $KIT_CACHE_DIR, else <runs>/_cache."""
+    return Path(os.environ.get("KIT_CACHE_DIR") or runs_root() / "_cache")
+
+
 def available_profiles() -> list[str]:
     """Profile names (configs/*.yaml, minus the shared base)."""
     return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem != "base")

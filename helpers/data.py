@@ -276,22 +276,22 @@ def letter_counts(records: list[dict]) -> dict[str, int]:
 
 
 def build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed: int, tolerant: bool = True,
-                 fmt: str | None = None, progress: bool = False,
+                 fmt: str | None = None, progress: bool = False, balance: bool = True,
                  log: Callable[[str], None] | None = None) -> tuple[list[dict], list[dict], dict]:
     """The whole build in memory: (train, val, report without provenance); build_dataset writes it."""
     enabled = gc.isenabled()
     gc.disable()  # ~1M small acyclic objects per 50,000 rows: the collector's passes over them cost ~10% CPU
     try:
         return _build_splits(sources, puzzles=puzzles, val_fraction=val_fraction, seed=seed, tolerant=tolerant,
-                             fmt=fmt, progress=progress, log=log)
+                             fmt=fmt, progress=progress, log=log, balance=balance)
     finally:
         if enabled:
             gc.enable()
 
 
 def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed: int, tolerant: bool,
-                  fmt: str | None, progress: bool,
-                  log: Callable[[str], None] | None) -> tuple[list[dict], list[dict], dict]:
+                  fmt: str | None, progress: bool, log: Callable[[str], None] | None,
+                  balance: bool = True) -> tuple[list[dict], list[dict], dict]:
     if not 0.0 <= val_fraction < 1.0:  # fail before minutes of reading, not after
         raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
     if puzzles < 0:
@@ -320,7 +320,7 @@ def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed
     timed("dedupe", len(items))
     train_items, val_items, moved = split_items(items, val_fraction=val_fraction, seed=seed)
     train, val = [it.rec for it in train_items], [it.rec for it in val_items]
-    fixed = balance_letters(train, seed=seed) + balance_letters(val, seed=seed + 1)
+    fixed = balance_letters(train, seed=seed) + balance_letters(val, seed=seed + 1) if balance else None
     timed("split", len(items))
     for side, recs in (("train", train), ("val", val)):
         for rec in recs:
@@ -358,7 +358,7 @@ def _report(ledger: Ledger, train: list[dict], val: list[dict], *, types: Counte
         "split": {"val_fraction": val_fraction, "moved_to_train": moved,
                   "rule": "per source about round(n*f) to val in whole same-stem groups, at least 1 if n >= 2, "
                           "never all; a val question whose normalised text is also in train moves to train"},
-        "balance": {"fixed_order": fixed},
+        "balance": {"enabled": fixed is not None, "fixed_order": fixed},
         "seconds": ledger.seconds,
         "cpu_seconds": ledger.cpu_seconds,
     }
@@ -366,10 +366,12 @@ def _report(ledger: Ledger, train: list[dict], val: list[dict], *, types: Counte
 
 def build_dataset(sources: list[str], *, out_dir: str | Path, puzzles: int, val_fraction: float, seed: int,
                   tolerant: bool = True, fmt: str | None = None, params: dict | None = None,
-                  progress: bool = False, log: Callable[[str], None] | None = None) -> dict:
-    """Build and write out_dir/train.jsonl, val.jsonl and report.json (stamped); return the report."""
+                  progress: bool = False, log: Callable[[str], None] | None = None, balance: bool = True) -> dict:
+    """Build and write out_dir/train.jsonl, val.jsonl and report.json (stamped); return the report.
+
+    balance=False keeps every record's choice order (no answer-letter balancing); the report says so."""
     train, val, report = build_splits(sources, puzzles=puzzles, val_fraction=val_fraction, seed=seed,
-                                      tolerant=tolerant, fmt=fmt, progress=progress, log=log)
+                                      tolerant=tolerant, fmt=fmt, progress=progress, log=log, balance=balance)
     out = Path(out_dir)
     t0 = time.perf_counter()
     io.write_jsonl(out / "train.jsonl", train)
@@ -419,7 +421,8 @@ def plot_report(report: dict, path: str | Path):
         ax_l.bar([i + 0.4 * k for i in range(len(letters))], shares, width=0.4, color=color, label=side)
         top = max([top, *shares])
     ax_l.set_xticks([i + 0.2 for i in range(len(letters))], letters)
-    ax_l.set(ylabel="share of the split", title="Answer letters (balanced per choice count)", ylim=(0, top * 1.3 or 1))
+    ax_l.set(ylabel="share of the split", title="Answer letters" + (" (balanced per choice count)" if report.get("balance", {}).get("enabled", True)
+                                                     else " (choice order kept)"), ylim=(0, top * 1.3 or 1))
     ax_l.legend(loc="upper right", ncols=2, fontsize="small")
     fig.savefig(path, dpi=110)
     return fig
@@ -437,10 +440,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seed", type=int, default=1234)
     b.add_argument("--strict", action="store_true", help="stop at the first bad record instead of counting it")
     b.add_argument("--format", default=None, help="force one format for every file (default: detect)")
+    b.add_argument("--keep-order", action="store_true", help="keep each question's choice order (no letter balancing)")
     args = ap.parse_args(argv)
     try:
         report = build_dataset(args.sources, out_dir=args.out, puzzles=args.puzzles, val_fraction=args.val_fraction,
-                               seed=args.seed, tolerant=not args.strict, fmt=args.format)
+                               seed=args.seed, tolerant=not args.strict, fmt=args.format,
+                               balance=not args.keep_order)
     except (InputError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -274,8 +274,8 @@ def _is_current(path: Path, spec: TinySpec) -> bool:
 
 
 def cache_path(spec: TinySpec) -> Path:
-    """runs/_cache/tiny-<hash>/ for this spec and the current bundled data."""
-    return config.runs_root() / "_cache" / f"tiny-{build_hash(spec, data_dir())}"
+    """<cache>/tiny-<hash>/ (runs/_cache/ unless KIT_CACHE_DIR is set) for this spec and the current bundled data."""
+    return config.cache_root() / f"tiny-{build_hash(spec, data_dir())}"
 
 
 def spec_for(warmup_steps: int | None = None, seed: int | None = None) -> TinySpec:

@@ -11,10 +11,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
+# The tiny base model is deterministic and costs ~2 min to build: every test, the notebooks the pipeline test
+# runs, and `make pipeline` share the one in runs/_cache/ rather than build it again in each temp run folder.
+os.environ.setdefault("KIT_CACHE_DIR", str(ROOT / "runs" / "_cache"))
+
 
 @pytest.fixture(autouse=True)
 def _isolated_runs(tmp_path_factory, monkeypatch):
-    """Point runs/ at a temp dir and keep the tests offline."""
+    """Point runs/ at a temp dir (the model cache excepted) and keep the tests offline."""
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")

@@ -90,6 +90,17 @@ def test_letters_balanced_in_train_and_val(tmp_path):
         assert set(counts) == set("ABCD") and max(counts.values()) - min(counts.values()) <= 1, (side, counts)
 
 
+def test_balance_off_keeps_every_choice_order(tmp_path):
+    report = build(tmp_path, balance=False)
+    assert report["balance"] == {"enabled": False, "fixed_order": None}
+    balanced = build(tmp_path / "b")
+    assert balanced["balance"]["enabled"] and balanced["letters"]["train"] != report["letters"]["train"]
+    original = {r["id"]: r["choices"] for r in read_jsonl(FIXTURES / "data" / "kit.jsonl") if "choices" in r}
+    kept = [r for side in ("train", "val") for r in read_jsonl(tmp_path / "out" / f"{side}.jsonl")
+            if r["id"] in original]
+    assert len(kept) >= 10 and all(r["choices"] == [c.strip() for c in original[r["id"]]] for r in kept)
+
+
 def test_balance_letters_exact_and_keeps_what_must_stay():
     recs = [rec(i, f"Q{i}?", [f"right {i}", f"w{i}a", f"w{i}b", f"w{i}c"]) for i in range(400)]
     recs += [rec(900, "Which are fruit?", ["apple", "pear", "plum", "All of the above"], 3),
