@@ -1,0 +1,216 @@
+"""Validation metrics on per-question letter probabilities: accuracy by group, calibration, letter bias, deltas.
+
+A row is one question as one member answered it (written to runs/<run>/eval/<name>.jsonl):
+`{"id", "source", "topic", "bucket", "answer", "probs", "pred", "correct", "confidence", "parsed"}`.
+Difficulty buckets come from the same scorer and thresholds the curriculum used (helpers.curriculum), so
+"hard" on the validation set means what it meant when the adapters were trained.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from helpers import io
+from helpers.io import InputError
+from helpers.records import LETTERS, letter, validate
+
+ROW_FIELDS = ("id", "source", "topic", "bucket", "answer", "probs", "pred", "correct", "confidence")
+GROUPS = ("source", "topic", "bucket")
+ECE_BINS = 10  # equal-width confidence bins; with 352 smoke questions that is ~35 per bin on average
+Z95 = 1.96
+
+
+# ---------------------------------------------------------------- inputs
+def load_val(path: str | Path, max_questions: int = 0) -> list[dict]:
+    """data/val.jsonl validated record by record (a bad one raises, naming file, line and field); first N if > 0."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None,
+                         "not found: run notebooks/01_dataset_build.ipynb first (same PROFILE and RUN)")
+    out, seen = [], {}
+    for lineno, obj in io.iter_jsonl(path):
+        rec = validate(obj, path, f"line {lineno}")
+        if not rec["id"]:
+            rec["id"] = f"line-{lineno}"
+        if rec["id"] in seen:
+            raise InputError(path, f"line {lineno}", "id", f"{rec['id']!r} repeats line {seen[rec['id']]}: "
+                                                          "per-question results are matched by id")
+        seen[rec["id"]] = lineno
+        out.append(rec)
+        if max_questions and len(out) >= max_questions:
+            break
+    if not out:
+        raise InputError(path, None, None, "has no records")
+    return out
+
+
+def assign_buckets(records: list[dict], scorer: Any = "heuristic") -> list[str]:
+    """Each record's curriculum bucket (easy / medium / hard) from the curriculum's scorer and thresholds."""
+    from helpers import curriculum
+    fn = curriculum.get_scorer(scorer)
+    return [curriculum.bucket(float(fn(rec))) for rec in records]
+
+
+# ---------------------------------------------------------------- rows
+def make_rows(records: list[dict], probs: list[list[float] | None], buckets: Sequence[str],
+              parsed: Sequence[bool] | None = None) -> list[dict]:
+    """One row per question; probs None (an unparsed generation) counts as wrong with a uniform vector."""
+    if not len(records) == len(probs) == len(buckets):
+        raise ValueError(f"{len(records)} records, {len(probs)} probability rows, {len(buckets)} buckets")
+    rows = []
+    for i, (rec, p, b) in enumerate(zip(records, probs, buckets)):
+        n = len(rec["choices"])
+        ok = p is not None and (parsed is None or parsed[i])
+        vec = [float(x) for x in p] if p is not None else [1.0 / n] * n
+        if len(vec) != n:
+            raise ValueError(f"record {rec['id']}: {len(vec)} probabilities for {n} choices")
+        pred = max(range(n), key=lambda j: (vec[j], -j)) if ok else None
+        rows.append({"id": rec["id"], "source": rec["source"], "topic": rec.get("topic") or "(none)", "bucket": b,
+                     "answer": rec["answer"], "probs": [round(x, 6) for x in vec], "pred": pred,
+                     "pred_letter": letter(pred) if pred is not None else None, "answer_letter": letter(rec["answer"]),
+                     "correct": pred == rec["answer"], "confidence": round(max(vec), 6), "parsed": ok})
+    return rows
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """An eval/<name>.jsonl written by notebook 06; a row missing a field names file, line and field."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "not found: run notebooks/06_validate.ipynb first (same PROFILE and RUN)")
+    rows = []
+    for lineno, row in io.iter_jsonl(path):
+        for field in ROW_FIELDS:
+            if field not in row:
+                raise InputError(path, f"line {lineno}", field, "is missing")
+        probs = row["probs"]
+        if not isinstance(probs, list) or len(probs) < 2 or not all(isinstance(x, (int, float)) for x in probs):
+            raise InputError(path, f"line {lineno}", "probs", "expected a list of >= 2 numbers")
+        if not isinstance(row["answer"], int) or not 0 <= row["answer"] < len(probs):
+            raise InputError(path, f"line {lineno}", "answer", f"expected an index below {len(probs)}")
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- metrics
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson interval of a proportion k/n (sane at 0/n and n/n, unlike the normal one)."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def accuracy_by(rows: list[dict], key: str | None = None) -> list[dict]:
+    """Accuracy with a 95% interval per value of `key` (None = overall), largest groups first."""
+    groups: dict[str, list[bool]] = {}
+    for row in rows:
+        groups.setdefault("all" if key is None else str(row[key]), []).append(bool(row["correct"]))
+    out = []
+    for name, hits in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        k, n = sum(hits), len(hits)
+        lo, hi = wilson(k, n)
+        out.append({"group": name, "n": n, "correct": k, "accuracy": k / n, "ci_low": lo, "ci_high": hi})
+    return out
+
+
+def calibration(rows: list[dict], bins: int = ECE_BINS) -> dict:
+    """Expected calibration error and reliability bins of (confidence = top probability, hit = correct)."""
+    edges = [i / bins for i in range(bins + 1)]
+    table = [{"low": edges[i], "high": edges[i + 1], "n": 0, "confidence": 0.0, "accuracy": 0.0} for i in range(bins)]
+    for row in rows:
+        b = min(int(float(row["confidence"]) * bins), bins - 1)
+        table[b]["n"] += 1
+        table[b]["confidence"] += float(row["confidence"])
+        table[b]["accuracy"] += float(bool(row["correct"]))
+    total = sum(t["n"] for t in table)
+    ece = 0.0
+    for t in table:
+        if t["n"]:
+            t["confidence"] /= t["n"]
+            t["accuracy"] /= t["n"]
+            ece += t["n"] / total * abs(t["accuracy"] - t["confidence"])
+        else:
+            t["confidence"] = t["accuracy"] = None
+    mean_conf = sum(float(r["confidence"]) for r in rows) / total if total else float("nan")
+    return {"ece": ece if total else float("nan"), "mean_confidence": mean_conf, "bins": table}
+
+
+def letter_bias(rows: list[dict]) -> list[dict]:
+    """Per letter: how often it is predicted vs how often it is the answer (a model stuck on "A" shows here)."""
+    n_letters = max(len(r["probs"]) for r in rows)
+    predicted = Counter(r["pred"] for r in rows if r["pred"] is not None)
+    answered = Counter(r["answer"] for r in rows)
+    total = len(rows)
+    out = []
+    for j in range(n_letters):
+        hits = sum(1 for r in rows if r["pred"] == j and r["correct"])
+        out.append({"letter": LETTERS[j], "predicted": predicted[j], "answer": answered[j],
+                    "predicted_share": predicted[j] / total, "answer_share": answered[j] / total,
+                    "precision": hits / predicted[j] if predicted[j] else None})
+    unparsed = total - sum(predicted.values())
+    if unparsed:
+        out.append({"letter": "none", "predicted": unparsed, "answer": 0, "predicted_share": unparsed / total,
+                    "answer_share": 0.0, "precision": None})
+    return out
+
+
+def summarise(rows: list[dict], bins: int = ECE_BINS) -> dict:
+    """Everything notebook 06 reports for one member: overall, per group, calibration, letter bias, parse rate."""
+    overall = accuracy_by(rows)[0]
+    return {"n": overall["n"], "accuracy": overall["accuracy"], "ci95": [overall["ci_low"], overall["ci_high"]],
+            "parse_rate": sum(bool(r.get("parsed", True)) for r in rows) / len(rows),
+            **{f"by_{g}": accuracy_by(rows, g) for g in GROUPS},
+            "calibration": calibration(rows, bins), "letter_bias": letter_bias(rows)}
+
+
+def deltas(base_rows: list[dict], rows: list[dict], key: str = "source") -> list[dict]:
+    """Accuracy change from the base model per group, on the same questions: a negative delta is forgetting."""
+    base_by = {r["id"]: r for r in base_rows}
+    missing = [r["id"] for r in rows if r["id"] not in base_by]
+    if missing:
+        raise ValueError(f"{len(missing)} question(s) not scored for the base model, e.g. {missing[:3]}")
+    groups: dict[str, list[tuple[bool, bool]]] = {}
+    for r in rows:
+        groups.setdefault(str(r[key]), []).append((bool(base_by[r["id"]]["correct"]), bool(r["correct"])))
+    out = []
+    for name, pairs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        n = len(pairs)
+        base_acc, acc = sum(b for b, _ in pairs) / n, sum(m for _, m in pairs) / n
+        out.append({"group": name, "n": n, "base": base_acc, "model": acc, "delta": acc - base_acc,
+                    "lost": sum(b and not m for b, m in pairs), "gained": sum(m and not b for b, m in pairs)})
+    return out
+
+
+def score_member(model: Any, tokenizer: Any, name: str, records: list[dict], buckets: Sequence[str], *,
+                 method: str = "letters", batch_size: int = 16, max_new_tokens: int = 64) -> tuple[list[dict], dict]:
+    """Rows for one member (its adapter switched on by name, "base" = off) and its timing.
+
+    method "letters": one forward per batch (helpers.scoring.score_letters). "generate": the seeds' baseline;
+    a parsed letter becomes probability 1 on that choice and an unparsed answer counts as wrong.
+    """
+    import time
+    from helpers import scoring
+    from helpers.records import index_of
+    t0 = time.perf_counter()
+    with scoring.use_member(model, name):
+        if method == "letters":
+            probs: list[list[float] | None] = scoring.score_letters(model, tokenizer, records, batch_size=batch_size)
+        elif method == "generate":
+            gens = scoring.generate_letters(model, tokenizer, records, max_new_tokens=max_new_tokens,
+                                            batch_size=max(1, batch_size // 2))
+            probs = [None if g["letter"] is None else
+                     [float(j == index_of(g["letter"])) for j in range(len(rec["choices"]))]
+                     for g, rec in zip(gens, records)]
+        else:
+            raise ValueError(f"method {method!r} is not 'letters' or 'generate'")
+    seconds = time.perf_counter() - t0
+    rows = make_rows(records, probs, buckets)
+    for row in rows:
+        row.update(member=name, method=method)
+    return rows, {"seconds": round(seconds, 3), "questions_per_s": round(len(records) / max(seconds, 1e-9), 2),
+                  "parse_rate": sum(r["parsed"] for r in rows) / len(rows)}

@@ -1,0 +1,92 @@
+"""Benchmark: letter scoring vs the seeds' generate-and-parse (not collected by pytest: no test_ prefix).
+
+    python tests/bench_scoring.py [--questions 96] [--adapter runs/smoke/models/model1_lora/adapter]
+
+One process, one model, the same questions: questions/s of `helpers.scoring.score_letters` (one batched forward,
+last position only) against `generate_letters` (greedy generate up to 64 new tokens, then the regex), and the
+share of questions on which both pick the same letter where the generation parsed. Goal on the tiny model on a
+2-core CPU: letter scoring >= 1.5x the questions/s of generation, with identical picks wherever the baseline
+parsed. `run_benchmark(n_questions)` returns the numbers as a dict (for `make bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from helpers import io  # noqa: E402
+from helpers.records import validate  # noqa: E402
+
+GOAL_RATIO = 1.5
+
+
+BUNDLED = ROOT / "data" / "general_mcq.jsonl"
+
+
+def _questions(n: int, path: str | Path = BUNDLED) -> list[dict]:
+    """The first n questions of a JSONL of records (default: the bundled general-knowledge set)."""
+    recs = io.read_jsonl(path)[:n]
+    return [validate(r, path, f"line {i + 1}") for i, r in enumerate(recs)]
+
+
+def default_adapter() -> str | None:
+    """The smoke run's model 1 adapter when notebooks 00-03 have run (a model that answers in letters), else None."""
+    from helpers import config
+    path = config.runs_root() / "smoke" / "models" / "model1_lora" / "adapter"
+    return str(path) if (path / "adapter_model.safetensors").exists() else None
+
+
+def run_benchmark(n_questions: int = 96, *, adapter: str | None = "auto", questions_file: str | Path = BUNDLED,
+                  batch_size: int = 16, gen_batch_size: int = 8, max_new_tokens: int = 64, threads: int = 1) -> dict:
+    """Time both methods on the kit's tiny model (with a trained adapter: "auto" = the smoke run's model 1)."""
+    import torch
+    adapter = default_adapter() if adapter == "auto" else adapter
+    torch.set_num_threads(threads)  # 1 thread: 2 threads on 2 shared cores were up to 50x slower in training
+    from helpers import models, scoring
+    model, tokenizer, _ = models.load_model("tiny", model_cfg={"dtype": "float32", "use_unsloth": False,
+                                                               "load_in_4bit": False}, for_training=False)
+    if adapter:
+        model = models.load_adapter(model, adapter)
+    items = _questions(n_questions, questions_file)
+    out = scoring.compare_methods(model, tokenizer, items, batch_size=batch_size, gen_batch_size=gen_batch_size,
+                                  max_new_tokens=max_new_tokens)
+    out.update(model="tiny" + (f" + {adapter}" if adapter else ""), questions_file=str(questions_file),
+               threads=threads, batch_size=batch_size, gen_batch_size=gen_batch_size, max_new_tokens=max_new_tokens,
+               goal_ratio=GOAL_RATIO,
+               meets_goal=out["ratio"] >= GOAL_RATIO and (out["parsed"] == 0 or out["agreement"] == 1.0))
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Print the table and return the numbers."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=96)
+    ap.add_argument("--adapter", default="auto", help="a trained adapter folder; 'auto' = runs/smoke's model1_lora "
+                    "if trained (an untrained model rarely writes a letter, so little parses), 'none' = base only")
+    ap.add_argument("--questions-file", default=str(BUNDLED), help="JSONL of records, e.g. runs/smoke/data/val.jsonl")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    r = run_benchmark(args.questions, adapter=None if args.adapter == "none" else args.adapter,
+                      questions_file=args.questions_file, threads=args.threads)
+    print(f"model: {r['model']}, {r['questions']} questions from {r['questions_file']}, {r['threads']} thread(s), "
+          f"best of {r['repeats']}")
+    print(f"{'method':<34}{'seconds':>9}{'questions/s':>14}")
+    rows = (("letters", "letters (1 forward, last position)"), ("letters_no_prefix", "letters, no shared-head cache"),
+            ("generate", "generate (<= 64 tokens) + regex"))
+    for key, label in rows:
+        print(f"{label:<34}{r['seconds'][key]:>9.2f}{r['questions_per_s'][key]:>14.1f}")
+    print(f"speed-up {r['ratio']:.2f}x ({r['ratio_no_prefix']:.2f}x without the cache; goal >= {GOAL_RATIO}x); "
+          f"baseline parsed {r['baseline_parse_rate']:.1%}; agreement where parsed {r['agreement']:.1%} "
+          f"({r['agreeing']}/{r['parsed']})")
+    for d in r["disagreements"]:
+        print(f"  differs: question {d['index']}: letters {d['letters']}, generate {d['generate']} ({d['text']!r})")
+    print("goal met" if r["meets_goal"] else "goal NOT met")
+    return r
+
+
+if __name__ == "__main__":
+    main()
