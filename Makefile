@@ -11,13 +11,20 @@ TORCH_PIN := torch==2.13.0
 KERNEL := qa-agent-kit
 STAMP := $(VENV)/.kit-installed
 PYTEST_ARGS ?=
+# Second venv with the challenge container's pins (transformers 4.51.3, trl 0.19.0): see constraints-container.txt.
+CVENV ?= .venv-container
+CPY := $(CVENV)/bin/python
+CSTAMP := $(CVENV)/.kit-installed
+# Exit status 0 when this python's torch is a ROCm or CUDA build.
+ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup pipeline test test-fast bench lab clean constraints help
+.PHONY: setup pipeline test test-fast test-container bench lab clean constraints help
 
 help:
 	@echo "make pipeline [PROFILE=smoke|laptop|mi300x] [RUN=name]  run notebooks 00..08 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
+	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make bench                                             benchmarks (data build: 50k and 150k records)"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
 	@echo "make setup | clean | constraints"
@@ -30,14 +37,14 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	@set -e; \
 	if [ ! -x "$(PY)" ]; then \
-	  if $(PYTHON) -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)" >/dev/null 2>&1; then \
+	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "setup: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
 	    $(PYTHON) -m venv --system-site-packages $(VENV); \
 	  else \
 	    $(PYTHON) -m venv $(VENV); \
 	  fi; \
 	fi; \
-	if $(PY) -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)" >/dev/null 2>&1; then \
+	if $(PY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	  grep -v -E '^(torch|triton|pytorch-triton|nvidia-)' constraints.txt > $(VENV)/constraints.txt; \
 	else \
 	  $(PY) -m pip install --quiet "$(TORCH_PIN)"; \
@@ -57,6 +64,38 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not pipeline" $(PYTEST_ARGS)
 
+# The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
+# transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
+test-container: $(CSTAMP)
+	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
+	$(CPY) -m pytest -m "not pipeline" $(PYTEST_ARGS)
+
+# Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
+# No Jupyter kernel: the tiers run here never start one.
+$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
+	@set -e; \
+	if [ ! -x "$(CPY)" ]; then \
+	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
+	    echo "test-container: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
+	    $(PYTHON) -m venv --system-site-packages $(CVENV); \
+	  else \
+	    $(PYTHON) -m venv $(CVENV); \
+	  fi; \
+	fi; \
+	awk 'function key(s) { sub(/[ \t]*#.*/, "", s); sub(/[=<>!~;[ \t].*/, "", s); s = tolower(s); gsub(/[-_.]+/, "-", s); return s } \
+	     NR == FNR { if (key($$0) != "") mine[key($$0)] = 1; next } \
+	     !(key($$0) in mine)' constraints-container.txt constraints.txt > $(CVENV)/constraints.all; \
+	cat constraints-container.txt >> $(CVENV)/constraints.all; \
+	if $(CPY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
+	  grep -v -E '^(torch|triton|pytorch-triton|nvidia-)' $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
+	else \
+	  $(CPY) -m pip install --quiet "$(TORCH_PIN)"; \
+	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
+	fi; \
+	$(CPY) -m pip install --quiet -e ".[dev]" trl -c $(CVENV)/constraints.txt; \
+	touch $(CSTAMP); \
+	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
+
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.
 bench: setup
 	$(PY) tests/bench_data.py
@@ -70,8 +109,8 @@ constraints: setup
 	   echo "# torch is pinned to the CPU wheel here; on a ROCm/CUDA box 'make setup' keeps the box's own torch."; \
 	   $(PY) -m pip freeze --exclude-editable | grep -v -E '^(pip|setuptools|wheel)==' | sed -E 's/^torch==([0-9.]+)\+cpu/torch==\1/' ) > constraints.txt
 
-# Removes what runs and tools made; never touches data/ (your data) or the venv.
+# Removes what runs and tools made; never touches data/ (your data) or the venvs ($(VENV), $(CVENV)).
 clean:
 	rm -rf runs .pytest_cache build *.egg-info
-	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print | xargs rm -rf
+	find . \( -path ./$(VENV) -o -path ./$(CVENV) \) -prune -o -name __pycache__ -type d -print | xargs rm -rf
 	find notebooks -name .ipynb_checkpoints -type d -print | xargs rm -rf

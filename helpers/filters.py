@@ -70,9 +70,9 @@ def check_question(q: Any, tokenizer: Any) -> FilterResult:
     tokens["core"] = tokens["question"] + tokens["answer"] + tokens["choices"] - QUESTION_SLACK
     if tokens["core"] >= QUESTION_LIMIT:
         return FilterResult(False, "question_too_long", tokens)
-    explanation = q.get("explanation")
-    if explanation is None:
-        explanation = "None"  # the rules count the string "None" when there is no explanation
+    # The rules count the string "None" only when the key is ABSENT (`q.get("explanation", "None")`): a present
+    # null reaches the organisers' tokenizer as None and fails there, so it fails here too.
+    explanation = q.get("explanation", "None")
     if not isinstance(explanation, str):
         return FilterResult(False, "explanation_not_string", tokens)
     tokens["explanation"] = count_tokens(explanation, tokenizer)
@@ -96,9 +96,7 @@ def check_answer(a: Any, tokenizer: Any) -> FilterResult:
     tokens = {"answer": count_tokens(answer, tokenizer)}
     if tokens["answer"] >= ANSWER_LIMIT:
         return FilterResult(False, "answer_too_long", tokens)
-    reasoning = a.get("reasoning")
-    if reasoning is None:
-        reasoning = "None"
+    reasoning = a.get("reasoning", "None")  # absent counts as "None"; a present null fails (see check_question)
     if not isinstance(reasoning, str):
         return FilterResult(False, "reasoning_not_string", tokens)
     tokens["reasoning"] = count_tokens(reasoning, tokenizer)

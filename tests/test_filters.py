@@ -78,7 +78,8 @@ def test_explanation_is_optional_and_extra_keys_are_allowed():
     del q["explanation"]
     result = filters.check_question(q, TOK)
     assert result.ok and result.tokens["explanation"] == 1  # the string "None"
-    assert filters.check_question(question(explanation=None), TOK).tokens["explanation"] == 1
+    # only an ABSENT explanation counts as "None": a present null would reach the organisers' tokenizer as None
+    assert filters.check_question(question(explanation=None), TOK).reason == "explanation_not_string"
 
 
 @pytest.mark.parametrize("choices, reason", [
@@ -129,7 +130,7 @@ def test_non_object_and_non_text_question():
 @pytest.mark.parametrize("answer, reason", [
     ({"answer": "B", "reasoning": "short"}, None),
     ({"answer": "b"}, None),  # passes the filter; the scorer's exact compare is a separate matter
-    ({"answer": "D", "reasoning": None}, None),
+    ({"answer": "D", "reasoning": None}, "reasoning_not_string"),  # a present null is not an absent reasoning
     ({"answer": "E"}, "bad_letter"),
     ({"answer": "1"}, "bad_letter"),
     ({"answer": 2}, "answer_not_string"),

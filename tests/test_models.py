@@ -87,8 +87,14 @@ def test_dtype_kwarg_by_transformers_version(version, key):
 
 def test_installed_transformers_accepts_the_chosen_dtype_kwarg():
     import transformers
-    key = next(iter(models.dtype_kwarg(torch.float32)))
+    from transformers import AutoModelForCausalLM
+    chosen = models.dtype_kwarg(torch.bfloat16)
+    key = next(iter(chosen))
     assert key == ("dtype" if models.version_tuple(transformers.__version__) >= (4, 56) else "torch_dtype")
+    # Runs under both tiers (make test: 5.x, make test-container: 4.51.3). 4.51.3 raises TypeError on dtype=;
+    # bfloat16, not the float32 default, so a keyword that was accepted but ignored fails too.
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()), **chosen)
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
 
 
 def test_target_modules_are_filtered_to_those_present():

@@ -165,10 +165,13 @@ def test_threads_and_determinism_flags_are_restored(tmp_path):
     assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == before
 
 
-def test_cache_is_reused(monkeypatch):
+def test_cache_is_reused(monkeypatch, tmp_path):
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "_cache"))  # never the shared cache the other tests use
     first = tinymodel.ensure_tiny_model(warmup_steps=2, progress=False)
-    assert first.parent.name == "_cache" and first.name.startswith("tiny-")
-    assert str(first).startswith(str(tinymodel.config.runs_root()))
+    assert first.parent == tmp_path / "_cache" and first.name.startswith("tiny-")
+    monkeypatch.delenv("KIT_CACHE_DIR")
+    assert tinymodel.config.cache_root() == tinymodel.config.runs_root() / "_cache"  # the default: under runs/
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "_cache"))
 
     def no_rebuild(*args, **kwargs):
         raise AssertionError("rebuilt a complete cached model")
@@ -178,7 +181,8 @@ def test_cache_is_reused(monkeypatch):
     assert tinymodel.cache_path(tinymodel.spec_for(3, None)) != first  # other parameters, other cache entry
 
 
-def test_half_written_or_corrupted_cache_is_rebuilt():
+def test_half_written_or_corrupted_cache_is_rebuilt(monkeypatch, tmp_path):
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "_cache"))  # it corrupts a build on purpose: never the shared one
     path = tinymodel.cache_path(tinymodel.spec_for(2, None))
     path.mkdir(parents=True)
     (path / "config.json").write_text("{}")  # a crash mid-build: no tiny_build.json

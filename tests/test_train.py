@@ -77,7 +77,21 @@ def test_installed_transformers_gets_length_grouping_and_the_tokenizer(tmp_path,
     grouped = getattr(args, "group_by_length", None) is True or \
         getattr(args, "train_sampling_strategy", None) == "group_by_length"
     assert grouped and args.use_cpu
-    assert list(trainer_tokenizer_kwarg(tok).values()) == [tok]
+    # Trainer(processing_class=) since 4.46, so both tested versions (4.51.3 and 5.x) take that spelling.
+    assert trainer_tokenizer_kwarg(tok) == {"processing_class": tok}
+
+
+def test_the_argument_sets_above_match_the_installed_transformers():
+    """ARGS_4_51_3 / ARGS_5_X are copied from each version's source: the installed version must agree with its set,
+    and lack the names only the other has (the unit tier runs on both: make test and make test-container)."""
+    import transformers
+    from helpers.train_hf import accepted_training_args
+    accepted = accepted_training_args()
+    mine, other = ((ARGS_5_X, ARGS_4_51_3) if models.version_tuple(transformers.__version__) >= (5,)
+                   else (ARGS_4_51_3, ARGS_5_X))
+    assert mine <= accepted
+    # 5.x has no group_by_length, no_cuda, warmup_ratio; 4.51.3 has no train_sampling_strategy
+    assert not (other - mine) & accepted
 
 
 # ---------------------------------------------------------------- examples
@@ -370,6 +384,7 @@ def test_two_process_ddp_run(tmp_path):
     write_curriculum(runs_dir / "ddp" / "curriculum" / "train.jsonl", 2, 8)
     write_json(runs_dir / "ddp" / "env.json", {"recommendation": cpu_recommendation()})
     overrides = {"model.base": str(tiny_model_dir()), "train.batch_size": 2, "train.logging_steps": 1,
+                 "train.epochs_per_chunk": 1,
                  "model.gradient_checkpointing": False}
     env = {**os.environ, "KIT_RUNS_DIR": str(runs_dir), "OMP_NUM_THREADS": "1", "KIT_HEADLESS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",

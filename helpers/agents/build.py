@@ -1,0 +1,119 @@
+"""Build the kit's agents from a profile: the agents settings, the members to load, the Q- and A-agents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from helpers import config
+from helpers.agents import predictor as pred
+from helpers.agents import timing, topics as topics_mod
+from helpers.agents.answer import AnswerAgent
+from helpers.agents.question import QuestionAgent
+from helpers.agents.writer import ModelWriter
+
+# Keys the kit reads from the profile's `agents:` section; those missing from configs/*.yaml take these values.
+AGENT_DEFAULTS = {
+    "topics_file": "data/topics.json",
+    "num_questions": 20,
+    "answer_time_limit_s": timing.ANSWER_LIMIT_S,
+    "question_time_limit_s": timing.QUESTION_LIMIT_S,
+    "time_margin": timing.DEFAULT_MARGIN,   # aim for half of each limit
+    "model_question_share": 0.0,            # share of questions the fine-tuned model tries before a puzzle
+    "writer_max_failures": 5,               # consecutive rejected model questions before the writer stops trying
+    "puzzle_levels": [1, 2, 3],
+    "answer_chunk_size": 8,                 # questions per letter-scoring forward pass
+}
+
+
+def agents_cfg(cfg: dict, **overrides: Any) -> dict:
+    """cfg["agents"] over the defaults, then every non-None override (notebook parameters)."""
+    out = {**AGENT_DEFAULTS, **(cfg.get("agents") or {})}
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    return out
+
+
+def run_path(cfg: dict) -> Path:
+    """runs/<run>/ (not created)."""
+    return config.runs_root() / cfg["run"]
+
+
+def selection(cfg: dict) -> dict:
+    """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback."""
+    return pred.choose_members(run_path(cfg), list(cfg.get("models") or {}))
+
+
+def load_team_model(cfg: dict, names: Sequence[str], recommendation: dict | None = None) -> tuple[Any, Any, dict]:
+    """The base model once with every named adapter attached ("base" = adapters off), for inference."""
+    from helpers import scoring
+    if recommendation is None:
+        from helpers import train
+        recommendation = train.resolve_recommendation(cfg)
+    return scoring.load_members(cfg, list(dict.fromkeys(names)), recommendation, skip_missing=True)
+
+
+def load_tokenizer(cfg: dict) -> Any:
+    """The base model's tokenizer alone (the Q-agent's puzzles need no model weights)."""
+    from transformers import AutoTokenizer
+    from helpers.models import _resolve_base, prepare_tokenizer
+    source, _ = _resolve_base(cfg["model"]["base"])
+    tok = AutoTokenizer.from_pretrained(str(source), trust_remote_code=bool(cfg["model"].get("trust_remote_code")))
+    return prepare_tokenizer(tok, for_training=False)
+
+
+def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit") -> AnswerAgent:
+    """An A-agent scoring with the selection's members on an already loaded model."""
+    p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
+                             method=sel.get("method", "soft"), batch_size=int(acfg["answer_chunk_size"]))
+    return AnswerAgent(p, tokenizer, time_limit_s=float(acfg["answer_time_limit_s"]),
+                       margin=float(acfg["time_margin"]), chunk_size=int(acfg["answer_chunk_size"]), name=name)
+
+
+def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name: str = "kit", model: Any = None,
+                   member: str = pred.BASE, checker: AnswerAgent | None = None,
+                   bank: Sequence[dict] | None = None) -> QuestionAgent:
+    """A Q-agent: puzzles always; a model writer too when a model is given and the share is above 0."""
+    writer = None
+    share = float(acfg["model_question_share"])
+    if model is not None and share > 0:
+        writer = ModelWriter(model, tokenizer, member=member, checker=checker,
+                             max_failures=int(acfg["writer_max_failures"]))
+    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=float(acfg["question_time_limit_s"]),
+                         margin=float(acfg["time_margin"]), levels=acfg["puzzle_levels"], writer=writer,
+                         model_share=share, bank=bank, name=name)
+
+
+def read_topics(cfg: dict, topics_file: str | None = None) -> dict:
+    """The topics file named by the argument or the profile (relative paths from the project root)."""
+    return topics_mod.read_topics(config.resolve_path(topics_file or agents_cfg(cfg)["topics_file"]))
+
+
+def kit_answer_agent(cfg: dict) -> tuple[AnswerAgent, dict]:
+    """(A-agent, selection) for a run: loads the base and the chosen members."""
+    sel = selection(cfg)
+    model, tok, info = load_team_model(cfg, sel["members"])
+    return answer_agent(model, tok, loaded_selection(sel, info), agents_cfg(cfg)), loaded_selection(sel, info)
+
+
+def loaded_selection(sel: dict, info: dict) -> dict:
+    """The selection cut to the members that really loaded (a skipped adapter is listed, never silently lost)."""
+    members = [m for m in sel["members"] if m in info["members"]] or [pred.BASE]
+    weights = {m: w for m, w in (sel.get("weights") or {}).items() if m in members} or None
+    best = sel.get("best_member") if sel.get("best_member") in info["members"] else members[0]
+    return {**sel, "members": members, "weights": weights, "best_member": best, "skipped": info.get("skipped", {})}
+
+
+def kit_question_agent(cfg: dict, *, topics_file: str | None = None, model_share: float | None = None,
+                       seed: int | None = None) -> tuple[QuestionAgent, dict]:
+    """(Q-agent, build info): tokenizer only for puzzles; the model and the A-agent as checker for a share > 0."""
+    acfg = agents_cfg(cfg, model_question_share=model_share)
+    topics = read_topics(cfg, topics_file)
+    seed = int(cfg.get("seed", 0) if seed is None else seed)
+    if float(acfg["model_question_share"]) <= 0:
+        return question_agent(load_tokenizer(cfg), topics, acfg, seed=seed), {"model": None, "topics": topics}
+    sel = selection(cfg)
+    model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"]])
+    sel = loaded_selection(sel, info)
+    checker = answer_agent(model, tok, sel, acfg, name="checker")
+    agent = question_agent(tok, topics, acfg, seed=seed, model=model, member=sel["best_member"], checker=checker)
+    return agent, {"model": sel["best_member"], "selection": sel, "topics": topics}

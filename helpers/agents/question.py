@@ -1,0 +1,298 @@
+"""The Q-agent: official-format questions for the challenge's topics, each checked by the format filter.
+
+Sources, per question: the fine-tuned model (a share of questions, kept only when it passes the filter
+and the kit's A-agent agrees with its key; see helpers.agents.writer), the verified puzzle generators
+(every answer key proven by the solver), a team's own question bank for topics without a generator, and
+last a counted off-topic puzzle so the agent never goes silent. Answer letters come from shuffled
+blocks of A-D (any 4n consecutive questions hold n of each), unless a harness prompt names the letter.
+
+CLI, with the harness's flags and files:
+`python -m helpers.agents.question --output_file outputs/questions.json --num_questions 20 [--batch_size 5]
+[--profile smoke] [--run NAME] [--topics_file data/topics.json] [--model_share 0.2]` writes questions.json,
+filtered_questions.json and questions.report.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from helpers import filters, puzzles
+from helpers.agents import timing, topics as topics_mod
+from helpers.io import InputError, stamp, write_json
+from helpers.records import dedupe_key
+
+LETTERS4 = "ABCD"
+_TOPIC_IN_PROMPT = re.compile(r"topic\s*:\s*([^\n/]{2,80})/([^\n]{2,120}?)(?:\.\s|\.?\s*\n|\.?$)", re.IGNORECASE)
+
+
+class QuestionAgent:
+    """Questions for (topic, subtopic) pairs under a per-question time budget; every rejection counted."""
+
+    def __init__(self, tokenizer: Any, topics: dict[str, list[str]], *, seed: int = 0,
+                 time_limit_s: float = timing.QUESTION_LIMIT_S, margin: float = timing.DEFAULT_MARGIN,
+                 levels: Sequence[int] = puzzles.LEVELS, writer: Any = None, model_share: float = 0.0,
+                 bank: Sequence[dict] | None = None, name: str = "kit"):
+        if tokenizer is None:
+            raise ValueError("the Q-agent needs a tokenizer: the rules count question tokens with it")
+        self.tokenizer, self.topics, self.name = tokenizer, topics, name
+        self.time_limit_s, self.margin = float(time_limit_s), float(margin)
+        self.budget_s = timing.budget(time_limit_s, margin)
+        self.levels = tuple(levels)
+        self.writer, self.model_share = writer, float(model_share)
+        self.bank = list(bank or [])
+        self.rng = random.Random(f"qagent:{name}:{seed}")
+        self.stats: Counter = Counter()
+        self.puzzle_stats: dict = {}
+        self._letters: list[str] = []
+        self._seen: set[str] = set()
+        self._count = 0
+
+    # ------------------------------------------------------------ schedules
+    def next_letter(self) -> str:
+        """The next correct letter: shuffled blocks of A-D, so letters stay exactly balanced."""
+        if not self._letters:
+            block = list(LETTERS4)
+            self.rng.shuffle(block)
+            self._letters = block
+        return self._letters.pop()
+
+    def topic_schedule(self, n: int) -> list[tuple[str, str]]:
+        """n (topic, subtopic) pairs: every pair once per shuffled round, so topics stay balanced too."""
+        all_pairs = topics_mod.pairs(self.topics)
+        out: list[tuple[str, str]] = []
+        while len(out) < n:
+            block = list(all_pairs)
+            self.rng.shuffle(block)
+            out += block
+        return out[:n]
+
+    # ------------------------------------------------------------ sources
+    def _puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
+                ) -> tuple[dict | None, dict | None]:
+        levels, too_long, tries = self.levels, 0, 0
+        while tries == 0 or not deadline.passed():
+            tries += 1
+            kind, level = self.rng.choice(list(kinds)), self.rng.choice(list(levels))
+            try:
+                rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
+                                          id=f"{self.name}-{kind}-{self._count:06d}-{tries}")
+            except RuntimeError:
+                self.stats["reject:puzzle_attempts_exhausted"] += 1
+                continue
+            if not puzzles.verify(rec):
+                self.stats["reject:puzzle_unproven"] += 1
+                continue
+            key = dedupe_key(rec)
+            if key in self._seen:
+                self.stats["reject:duplicate"] += 1
+                continue
+            question = filters.to_official_question(rec, label)
+            result = filters.check_question(question, self.tokenizer)
+            if not result.ok:
+                self.stats[f"reject:filter:{result.reason}"] += 1
+                too_long += result.reason == "question_too_long"
+                if too_long >= 3:  # this tokenizer spends more tokens per character: the shortest puzzles
+                    levels = (min(self.levels),)
+                continue
+            self._seen.add(key)
+            return question, rec
+        return None, None
+
+    def _from_bank(self, topic: str, subtopic: str, letter_: str, label: str) -> dict | None:
+        names = {topic.lower(), subtopic.lower()}
+        for rec in self.bank:
+            if str(rec.get("topic", "")).lower() not in names or len(rec.get("choices") or []) != 4:
+                continue
+            key = dedupe_key(rec)
+            if key in self._seen:
+                continue
+            choices = list(rec["choices"])
+            correct = choices.pop(rec["answer"])
+            choices.insert(LETTERS4.index(letter_), correct)
+            question = filters.to_official_question({**rec, "choices": choices, "answer": LETTERS4.index(letter_)},
+                                                    label)
+            if filters.check_question(question, self.tokenizer).ok:
+                self._seen.add(key)
+                return question
+            self.stats["reject:bank_filter"] += 1
+        return None
+
+    # ------------------------------------------------------------ one question
+    def ask(self, topic: str, subtopic: str, letter_: str | None = None) -> tuple[dict | None, dict]:
+        """One official question on (topic, subtopic) with the given (or next scheduled) correct letter."""
+        t0 = time.perf_counter()
+        deadline = timing.Deadline(self.budget_s, start=t0)
+        letter_ = letter_ if letter_ in tuple(LETTERS4) else self.next_letter()
+        self._count += 1
+        kinds = topics_mod.generator_kinds(topic, subtopic)
+        meta: dict[str, Any] = {"topic": topic, "subtopic": subtopic, "letter": letter_, "source": None,
+                                "reason": None, "record": None}
+        question = None
+        writer = self.writer
+        if writer is not None and writer.enabled and self.model_share > 0 and self.rng.random() < self.model_share:
+            example = None
+            if kinds:  # one verified puzzle of the topic as the model's example (not emitted, not marked seen)
+                try:
+                    rec = puzzles.make_puzzle(kinds[0], 1, LETTERS4.index(letter_), random.Random(self._count), {},
+                                              id="example")
+                    example = filters.to_official_question(rec, subtopic)
+                except RuntimeError:  # no example this time; the prompt still states the JSON shape
+                    self.stats["example_failed"] += 1
+            question, reason = writer.write(topic, subtopic, letter_, deadline, example)
+            if question is not None:
+                meta["source"] = "model"
+            else:
+                self.stats[f"model_rejected:{reason}"] += 1
+                meta["reason"] = f"model:{reason}"
+        if question is None and kinds:
+            question, rec = self._puzzle(kinds, letter_, subtopic, deadline)
+            if question is not None:
+                meta.update(source="puzzle", record=rec)
+        if question is None and self.bank:
+            question = self._from_bank(topic, subtopic, letter_, subtopic)
+            if question is not None:
+                meta["source"] = "bank"
+        if question is None:
+            # No generator, no bank, no model question: an off-topic verified puzzle beats silence (the rules
+            # disqualify under 50% format-correct), and the report counts every one.
+            question, rec = self._puzzle(puzzles.KINDS, letter_, subtopic, timing.Deadline(self.budget_s / 2))
+            meta.update(source="off_topic_puzzle" if question is not None else "none", record=rec)
+        meta["seconds"] = time.perf_counter() - t0
+        self.stats[f"source:{meta['source']}"] += 1
+        return question, meta
+
+    def generate(self, n: int = 0, schedule: Sequence[tuple[str, str]] | None = None) -> tuple[list[dict], list[dict]]:
+        """n questions over a balanced topic schedule (or one per given pair); Nones left out of the questions."""
+        out, metas = [], []
+        for topic, subtopic in (schedule if schedule is not None else self.topic_schedule(n)):
+            question, meta = self.ask(topic, subtopic)
+            metas.append(meta)
+            if question is not None:
+                out.append(question)
+        return out, metas
+
+    def respond(self, message: str) -> tuple[dict | None, dict]:
+        """A harness prompt -> one question: its "<topic>/<subtopic>" and, if it names one, its correct letter."""
+        pair = topics_mod.resolve_topic(message, self.topics)
+        if pair is None:
+            match = _TOPIC_IN_PROMPT.search(message or "")
+            pair = (match.group(1).strip(), match.group(2).strip()) if match else None
+            self.stats["topic_not_in_file" if pair else "topic_not_found"] += 1
+        if pair is None:
+            pair = topics_mod.pairs(self.topics)[0]
+        return self.ask(pair[0], pair[1], topics_mod.requested_letter(message))
+
+
+# ---------------------------------------------------------------- files and the command line
+def filtered_name(path: str | Path) -> Path:
+    """outputs/questions.json -> outputs/filtered_questions.json (the harness's naming)."""
+    path = Path(path)
+    return path.with_name(f"filtered_{path.name}")
+
+
+def report_name(path: str | Path) -> Path:
+    """outputs/questions.json -> outputs/questions.report.json."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.report.json")
+
+
+def run_questions(agent: QuestionAgent, num_questions: int, *, batch_size: int = 5,
+                  progress: bool = False) -> tuple[list[dict], list[dict]]:
+    """num_questions over a balanced topic schedule, in harness-sized batches: (questions, per-question meta)."""
+    schedule = agent.topic_schedule(num_questions)
+    questions, metas = [], []
+    batches = range(0, num_questions, max(1, batch_size))
+    if progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc="questions", unit="batch")
+    for start in batches:
+        q, m = agent.generate(schedule=schedule[start:start + max(1, batch_size)])
+        questions += q
+        metas += m
+    return questions, metas
+
+
+def proof_check(questions: list[dict], metas: list[dict]) -> dict:
+    """Per source: how many puzzle keys the solver proves and match the emitted letter and choices."""
+    emitted = [m for m in metas if m["source"] != "none"]
+    out = {"questions": len(questions), "puzzles": 0, "proven": 0, "key_matches": 0,
+           "by_source": dict(Counter(m["source"] for m in metas))}
+    for question, meta in zip(questions, emitted):
+        rec = meta.get("record")
+        if rec is None:
+            continue
+        out["puzzles"] += 1
+        out["proven"] += puzzles.verify(rec)
+        out["key_matches"] += (question["answer"] == LETTERS4[rec["answer"]]
+                               and [c[3:] for c in question["choices"]] == rec["choices"])
+    return out
+
+
+def write_question_files(agent: QuestionAgent, questions: list[dict], metas: list[dict], output_file: str | Path,
+                         *, requested: int, batch_size: int = 5, extra: dict | None = None) -> dict:
+    """questions.json (raw), filtered_questions.json (what the opponent gets) and questions.report.json."""
+    kept, dropped = filters.filter_questions(questions, agent.tokenizer)
+    write_json(output_file, questions)
+    write_json(filtered_name(output_file), kept)
+    seconds = [m["seconds"] for m in metas]
+    report = {"agent": agent.name, "requested": requested, "written": len(questions), "format_correct": len(kept),
+              "format_correct_share": round(len(kept) / max(1, requested), 4),
+              "disqualified": len(kept) < 0.5 * requested, "filter_dropped": dict(dropped),
+              "sources": dict(Counter(m["source"] for m in metas)),
+              "letters": dict(sorted(Counter(q["answer"] for q in kept).items())),
+              "topics": dict(Counter(f"{m['topic']}/{m['subtopic']}" for m in metas)),
+              "rejections": {k: v for k, v in agent.stats.items() if not k.startswith("source:")},
+              "proof": proof_check(questions, metas),
+              "latency": timing.latency_summary(seconds, agent.time_limit_s), "budget_s": agent.budget_s,
+              "items": [{"index": i, "topic": m["subtopic"], "letter": m["letter"], "source": m["source"],
+                         "reason": m["reason"], "seconds": round(m["seconds"], 5),
+                         "puzzle_id": (m["record"] or {}).get("id")} for i, m in enumerate(metas)],
+              **(extra or {}), **stamp({"num_questions": requested, "batch_size": batch_size,
+                                        "output_file": str(output_file)})}
+    write_json(report_name(output_file), report)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: the harness's question-agent flags plus the kit's --profile/--run/--topics_file."""
+    ap = argparse.ArgumentParser(prog="python -m helpers.agents.question", description=__doc__.splitlines()[0])
+    ap.add_argument("--output_file", default="outputs/questions.json")
+    ap.add_argument("--num_questions", type=int, default=20)
+    ap.add_argument("--batch_size", type=int, default=5)
+    ap.add_argument("--profile", default="smoke")
+    ap.add_argument("--run", default=None)
+    ap.add_argument("--topics_file", default=None, help="default: the profile's agents.topics_file")
+    ap.add_argument("--model_share", type=float, default=None, help="share of questions the model tries first")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    if args.num_questions < 1:
+        print("question agent: --num_questions must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        from helpers import config
+        from helpers.agents import build
+        cfg = config.load_profile(args.profile, args.run)
+        agent, info = build.kit_question_agent(cfg, topics_file=args.topics_file, model_share=args.model_share,
+                                               seed=args.seed)
+        questions, metas = run_questions(agent, args.num_questions, batch_size=args.batch_size, progress=args.verbose)
+        report = write_question_files(agent, questions, metas, args.output_file, requested=args.num_questions,
+                                      batch_size=args.batch_size, extra={"build": info})
+    except (InputError, KeyError, ValueError) as exc:
+        print(f"question agent: {exc}", file=sys.stderr)
+        return 2
+    lat = report["latency"]
+    print(f"{report['written']} questions, {report['format_correct']} format-correct ({report['sources']}); "
+          f"p50 {lat['p50_s']:.3f} s, p99 {lat['p99_s']:.3f} s of {lat['limit_s']:.0f} s -> {args.output_file}")
+    return 0 if not report["disqualified"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The challenge's topics file ({topic: [subtopic, ...]}), which generator serves a topic, and what a
+harness prompt asks for (its "<topic>/<subtopic>" and, when it names one, the correct letter).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import puzzles
+from helpers.io import InputError, read_json
+
+# Keywords that route a team-added subtopic to a verified generator (the official two match exactly).
+GENERATOR_KEYWORDS = (
+    (("circular", "round table"), ("seating_circular",)),
+    (("linear", "row"), ("seating_linear",)),
+    (("seating", "seat", "sitting"), ("seating_linear", "seating_circular")),
+    (("blood relation", "family", "generation", "kinship"), ("family",)),
+)
+_LETTER_PATTERNS = (
+    re.compile(r"option\s+\(?([A-D])\)?\s+is\s+(?:the\s+)?(?:only\s+)?(?:factually\s+)?correct", re.IGNORECASE),
+    re.compile(r"correct\s+(?:answer|option|choice)\s+(?:must\s+be|should\s+be|is)\s+\(?([A-D])\)?\b"),
+    re.compile(r"\"answer\"\s*:\s*\"([A-D])\""),
+)
+
+
+def read_topics(path: str | Path) -> dict[str, list[str]]:
+    """{topic: [subtopics]} from a topics file; any other shape is an InputError naming the file and key."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "topics file not found")
+    data = read_json(path)
+    if not isinstance(data, dict) or not data:
+        raise InputError(path, None, None, "expected a non-empty JSON object {topic: [subtopic, ...]}")
+    for topic, subs in data.items():
+        if not isinstance(subs, list) or not subs or not all(isinstance(s, str) and s.strip() for s in subs):
+            raise InputError(path, None, topic, "expected a non-empty list of subtopic names")
+    return {t: list(s) for t, s in data.items()}
+
+
+def pairs(topics: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """Every (topic, subtopic) in file order."""
+    return [(t, s) for t, subs in topics.items() for s in subs]
+
+
+def generator_kinds(topic: str, subtopic: str) -> tuple[str, ...]:
+    """Puzzle kinds whose solver-proven questions fit this topic (empty: no generator, model or bank only)."""
+    exact = tuple(k for k, ts in puzzles.TOPICS.items() if ts == (topic, subtopic))
+    if exact:
+        return exact
+    text = f"{topic} {subtopic}".lower()
+    for words, kinds in GENERATOR_KEYWORDS:
+        if any(w in text for w in words):
+            return kinds
+    return ()
+
+
+def resolve_topic(text: str, topics: dict[str, list[str]]) -> tuple[str, str] | None:
+    """The (topic, subtopic) a prompt or label names: "topic/subtopic" first, then a subtopic, then a topic."""
+    low = (text or "").lower()
+    all_pairs = pairs(topics)
+    for t, s in all_pairs:
+        if f"{t}/{s}".lower() in low:
+            return t, s
+    for t, s in sorted(all_pairs, key=lambda p: -len(p[1])):  # the longest name first: no prefix steals a match
+        if s.lower() in low:
+            return t, s
+    for t, s in sorted(all_pairs, key=lambda p: -len(p[0])):
+        if t.lower() in low:
+            return t, s
+    return None
+
+
+def requested_letter(text: str) -> str | None:
+    """The correct letter a harness prompt asks for ("option C is the only correct ...", '"answer": "C"')."""
+    for pattern in _LETTER_PATTERNS:
+        match = pattern.search(text or "")
+        if match:
+            return match.group(1).upper()
+    return None

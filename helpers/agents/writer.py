@@ -1,0 +1,157 @@
+"""Model-written questions: sample, recover the JSON, normalise it, and keep it only when it passes the
+format filter and the kit's own A-agent agrees with its answer key. Every rejection is counted by reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from helpers import filters
+from helpers.agents import timing
+from helpers.agents.inputs import strip_prefix
+from helpers.agents.json_repair import extract_json
+from helpers.records import normalize_text
+
+LETTERS4 = "ABCD"
+SYSTEM = ("You write one multiple-choice logic puzzle for a quiz. Reply with one JSON object only, no other text.")
+# Sampling as the organisers' reference Q-agent: temperature 0.7, top_p 0.9, repetition penalty 1.2.
+GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "max_new_tokens": 320}
+# Stop sampling this long before the question's budget ends: the fallback puzzle needs ~10 ms and the
+# key check one forward pass, so 0.5 s is ample even on a busy CPU.
+RESERVE_S = 0.5
+MAX_EXPLANATION_WORDS = 100
+_ANSWER = re.compile(r"^\s*(?:option\s+|answer\s*[:\-]?\s*)?[\(\[]?([A-Da-d])(?:[\)\]\.:,\s]|$)", re.IGNORECASE)
+
+
+def user_prompt(topic: str, subtopic: str, letter_: str, example: dict | None = None) -> str:
+    """The request: topic, the correct letter, the JSON shape; one verified example when one exists."""
+    shape = ('{"topic": "%s", "question": "...", "choices": ["A) ...", "B) ...", "C) ...", "D) ..."], '
+             '"answer": "%s", "explanation": "... (under 100 words)"}') % (subtopic, letter_)
+    text = (f"Write one hard multiple-choice question on {topic}: {subtopic}. It must be a self-contained puzzle "
+            f"in English with exactly one correct choice among four, and choice {letter_} must be the correct one. "
+            f"Keep the question under 60 words.\nReply with JSON only, in this shape:\n{shape}")
+    if example:
+        import json
+        text += "\nExample of a good question:\n" + json.dumps(example, ensure_ascii=False)
+    return text
+
+
+def answer_letter(answer: Any, choices: list[str]) -> str | None:
+    """The key's letter from "B", "b) Ben", "Option B" or the text of a choice; None when it is not clear."""
+    if not isinstance(answer, str) or not answer.strip():
+        return None
+    match = _ANSWER.match(answer)
+    if match:
+        return match.group(1).upper()
+    key = normalize_text(strip_prefix(answer))
+    hits = [i for i, c in enumerate(choices) if normalize_text(c) == key]
+    return LETTERS4[hits[0]] if len(hits) == 1 else None
+
+
+def normalize_question(obj: Any, topic_label: str) -> tuple[dict | None, str | None]:
+    """Model JSON -> the official question (letters re-prefixed, key a letter), or (None, reason)."""
+    if not isinstance(obj, dict):
+        return None, "not_an_object"
+    question = obj.get("question")
+    if not isinstance(question, str) or not question.strip():
+        return None, "no_question"
+    raw = obj.get("choices")
+    if isinstance(raw, dict):
+        raw = [raw[k] for k in sorted(raw, key=str) if str(k).strip().upper() in LETTERS4]
+    if not isinstance(raw, list) or len(raw) != 4 or not all(isinstance(c, str) for c in raw):
+        return None, "not_four_choices"
+    choices = [strip_prefix(c).strip() for c in raw]
+    if any(len(c) < 1 for c in choices):
+        return None, "empty_choice"
+    if len({normalize_text(c) for c in choices}) != 4:
+        return None, "duplicate_choices"
+    key = answer_letter(obj.get("answer"), choices)
+    if key is None:
+        return None, "bad_answer_key"
+    out = {"topic": topic_label, "question": " ".join(question.split()),
+           "choices": [f"{LETTERS4[i]}) {c}" for i, c in enumerate(choices)], "answer": key}
+    explanation = obj.get("explanation")
+    if isinstance(explanation, str) and explanation.strip():
+        words = explanation.split()
+        out["explanation"] = " ".join(words[:MAX_EXPLANATION_WORDS - 1])
+    return out, None
+
+
+def move_key(question: dict, letter_: str) -> dict:
+    """The same question with its correct choice moved to `letter_` (swapped with the one there)."""
+    texts = [strip_prefix(c) for c in question["choices"]]
+    src, dst = LETTERS4.index(question["answer"]), LETTERS4.index(letter_)
+    texts[src], texts[dst] = texts[dst], texts[src]
+    return {**question, "choices": [f"{LETTERS4[i]}) {t}" for i, t in enumerate(texts)], "answer": letter_}
+
+
+class ModelWriter:
+    """Samples questions from one member of the loaded model; switches itself off after repeated failures."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
+                 max_failures: int = 5, gen: dict | None = None):
+        self.model, self.tokenizer, self.member, self.checker = model, tokenizer, member, checker
+        self.max_failures = int(max_failures)
+        self.gen = {**GEN_DEFAULTS, **(gen or {})}
+        self.failures_in_a_row = 0
+        self.enabled = True
+        self.stats: Counter = Counter()
+
+    def _sample(self, prompt: str, seconds: float) -> str:
+        import torch
+        from helpers import scoring
+        from helpers.prompts import render_messages
+        text = render_messages(self.tokenizer, [{"role": "system", "content": SYSTEM},
+                                                {"role": "user", "content": prompt}], add_generation_prompt=True)
+        enc = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
+        device = next(self.model.parameters()).device
+        enc = {k: v.to(device) for k, v in enc.items()}
+        with torch.no_grad(), scoring.use_member(self.model, self.member):
+            out = self.model.generate(**enc, do_sample=True, max_time=max(0.05, seconds),
+                                      max_new_tokens=min(1024, int(self.gen["max_new_tokens"])),
+                                      temperature=float(self.gen["temperature"]), top_p=float(self.gen["top_p"]),
+                                      repetition_penalty=float(self.gen["repetition_penalty"]),
+                                      pad_token_id=self.tokenizer.pad_token_id)
+        return self.tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    def _reject(self, reason: str) -> tuple[None, str]:
+        self.stats[reason] += 1
+        self.failures_in_a_row += 1
+        if self.enabled and self.failures_in_a_row >= self.max_failures:
+            self.enabled = False
+            self.stats["writer_switched_off"] += 1
+        return None, reason
+
+    def write(self, topic: str, subtopic: str, letter_: str, deadline: timing.Deadline,
+              example: dict | None = None) -> tuple[dict | None, str | None]:
+        """One question whose key is `letter_`, or (None, rejection reason)."""
+        self.stats["attempts"] += 1
+        seconds = deadline.left() - RESERVE_S
+        if seconds <= 0.1:
+            return self._reject("no_time")
+        try:
+            raw = self._sample(user_prompt(topic, subtopic, letter_, example), seconds)
+        except Exception as exc:  # a generation failure falls back to a verified puzzle, counted
+            return self._reject(f"model_error:{type(exc).__name__}")
+        obj, how = extract_json(raw)
+        if obj is None:
+            return self._reject(how)
+        question, reason = normalize_question(obj, subtopic)
+        if question is None:
+            return self._reject(reason)
+        if question["answer"] != letter_:
+            question = move_key(question, letter_)
+        result = filters.check_question(question, self.tokenizer)
+        if not result.ok:
+            return self._reject(f"filter:{result.reason}")
+        if self.checker is not None:
+            answers, meta = self.checker.answer([question])
+            if meta[0]["source"] != "model":  # a fallback letter agreeing by chance proves nothing
+                return self._reject(f"check_failed:{meta[0]['reason']}")
+            if answers[0]["answer"] != question["answer"]:
+                return self._reject("key_disagrees")
+        self.failures_in_a_row = 0
+        self.stats["accepted"] += 1
+        return question, None

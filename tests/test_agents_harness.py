@@ -1,0 +1,168 @@
+"""The export for the challenge harness: a stand-in harness (written from tournament-rules.md, not the organisers'
+code) builds QAgent/AAgent from the exported files with **kwargs, counts tokens with their `.tokenizer`, calls
+generate_response(list | str, system_prompt, **gen_kwargs), json-parses the texts and applies the filters."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import config, filters, scoring
+from helpers.agents import export
+
+from _tiny import ROOT, tiny_model_dir
+
+Q_GEN = {"max_new_tokens": 1024, "temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "do_sample": True}
+A_GEN = {"max_new_tokens": 512, "temperature": 0.1, "top_p": 0.9, "repetition_penalty": 1.2, "do_sample": True}
+
+
+def _save_adapter(out_dir: Path, seed: int) -> None:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+    torch.manual_seed(seed)
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
+    from helpers.models import _quiet_peft
+    with _quiet_peft():
+        model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                                init_lora_weights=False))
+        model.save_pretrained(str(out_dir))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A run with two trained adapters and an ensemble summary, exported into <tmp>/challenge/agents/."""
+    runs = tmp_path_factory.mktemp("harness-runs")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("KIT_RUNS_DIR", str(runs))
+    try:
+        cfg = config.load_profile("smoke", "harness")
+        cfg["model"]["base"] = str(tiny_model_dir())
+        for seed, name in enumerate(("model1_lora", "model3_dora"), 1):
+            _save_adapter(scoring.adapter_dir(cfg, name), seed)
+        ens = config.run_dir(cfg, "ensemble") / "summary.json"
+        ens.write_text(json.dumps({"method": "soft", "members": ["model1_lora", "model3_dora"],
+                                   "weights": {"model1_lora": 0.6, "model3_dora": 0.4}, "best_member": "model3_dora"}))
+        challenge = tmp_path_factory.mktemp("challenge")
+        conf = export.export(cfg, challenge / "agents")
+    finally:
+        mp.undo()
+    (challenge / "agents" / "__init__.py").write_text("")
+    sys.path.insert(0, str(challenge))
+    try:
+        qm = importlib.import_module("agents.question_model")
+        am = importlib.import_module("agents.answer_model")
+        yield {"conf": conf, "dir": challenge, "QAgent": qm.QAgent, "AAgent": am.AAgent}
+    finally:
+        sys.path.remove(str(challenge))
+        for name in ("agents.question_model", "agents.answer_model", "agents"):
+            sys.modules.pop(name, None)
+
+
+# ---------------------------------------------------------------- a stand-in for the organisers' harness
+def harness_questions(qagent, topics: dict, n: int, batch_size: int, rng: random.Random) -> tuple[list, list]:
+    """Q side: prompts naming "<topic>/<subtopic>" and a random correct letter, batch calls, json-parse, filter."""
+    pairs = [(t, s) for t, subs in topics.items() for s in subs]
+    prompts, letters = [], []
+    for _ in range(n):
+        t, s = rng.choice(pairs)
+        letter = rng.choice("ABCD")
+        letters.append(letter)
+        prompts.append(f"Generate an EXTREMELY DIFFICULT MCQ on topic: {t}/{s}.\n\n"
+                       f"4. Single Correct Answer: Ensure that option {letter} is only factually correct.\n"
+                       f'RESPONSE FORMAT: {{"topic": "{s}", "question": "...", "choices": ["A) ...", "B) ...", '
+                       f'"C) ...", "D) ..."], "answer": "{letter}", "explanation": "..."}}')
+    texts = []
+    for i in range(0, n, batch_size):
+        out, tokens, seconds = qagent.generate_response(prompts[i:i + batch_size], "You are an expert examiner.",
+                                                        **Q_GEN)
+        assert isinstance(out, list) and len(out) == len(prompts[i:i + batch_size])
+        assert (tokens is None or isinstance(tokens, int)) and (seconds is None or isinstance(seconds, float))
+        texts += out
+    parsed = [json.loads(t) for t in texts]
+    kept = [q for q in parsed if filters.check_question(q, qagent.tokenizer).ok]
+    return kept, letters
+
+
+def harness_answers(aagent, questions: list, batch_size: int) -> list:
+    """A side: prompts with 'Question:' and 'Choices:' lines, batch calls, json-parse, filter (None on failure)."""
+    prompts = [f"INSTRUCTIONS: answer the multiple-choice question.\n\nQuestion: {q['question']}\n"
+               f"Choices: {' '.join(q['choices'])}\n\nRESPONSE FORMAT: Strictly generate a valid JSON object:\n"
+               '{\n    "answer": "One of the letters [A, B, C, D]",\n    "reasoning": "Brief explanation"\n}'
+               for q in questions]
+    texts = []
+    for i in range(0, len(prompts), batch_size):
+        out, tokens, seconds = aagent.generate_response(prompts[i:i + batch_size], "You answer MCQs.", **A_GEN)
+        assert isinstance(out, list) and len(out) == len(prompts[i:i + batch_size])
+        texts += out
+    answers = [json.loads(t) for t in texts]
+    return [a if filters.check_answer(a, aagent.tokenizer).ok else None for a in answers]
+
+
+def test_export_folder_holds_what_the_harness_imports(exported):
+    d = exported["dir"] / "agents"
+    for name in ("question_model.py", "answer_model.py", "kit_agent.json", "README.txt",
+                 "adapters/model1_lora/adapter_model.safetensors", "adapters/model3_dora/adapter_config.json",
+                 "kit/helpers/agents/harness.py", "kit/helpers/filters.py"):
+        assert (d / name).exists(), name
+    conf = json.loads((d / "kit_agent.json").read_text())
+    assert conf["members"] == ["model1_lora", "model3_dora"] and conf["weights"] == {"model1_lora": 0.6,
+                                                                                     "model3_dora": 0.4}
+    assert conf["selection"]["source"] == "ensemble" and conf["adapters"]["model1_lora"] == "adapters/model1_lora"
+    assert conf["model"]["trust_remote_code"] is False and Path(conf["base"]).is_absolute()
+    assert not list(d.rglob("*.bin")) and not list(d.rglob("*.pt"))  # safetensors only
+
+
+def test_harness_runs_the_exported_agents_end_to_end(exported):
+    topics = json.loads((ROOT / "data" / "topics.json").read_text())
+    qagent = exported["QAgent"]()  # the harness passes no arguments it does not own
+    aagent = exported["AAgent"](select_prompt1=True)  # unknown kwargs are accepted
+    assert hasattr(qagent, "tokenizer") and hasattr(aagent, "tokenizer")
+    kept, letters = harness_questions(qagent, topics, 20, 5, random.Random(0))
+    assert len(kept) == 20  # every question format-correct: far above the 50% disqualification line
+    assert [q["answer"] for q in kept] == letters  # the letter each prompt asked for
+    answers = harness_answers(aagent, kept, 5)
+    assert all(a is not None and a["answer"] in "ABCD" for a in answers)
+    assert all(len(a["reasoning"].split()) <= 100 for a in answers)
+    # the ensemble really scores: the reasoning names both members
+    assert "model1_lora" in answers[0]["reasoning"] and "model3_dora" in answers[0]["reasoning"]
+    assert sorted(aagent.agent.predictor.members) == ["model1_lora", "model3_dora"]
+
+
+def test_single_prompts_get_single_texts_and_bad_prompts_still_answer(exported):
+    qagent, aagent = exported["QAgent"](), exported["AAgent"]()
+    text, tokens, seconds = qagent.generate_response("MCQ on topic: Blood Relations and Family Tree/Puzzles "
+                                                     "involving generations and family tree logic.", None)
+    q = json.loads(text)
+    assert isinstance(text, str) and filters.check_question(q, qagent.tokenizer).ok and tokens > 0 and seconds < 5
+    for bad in ("", "no question here", "Question: only a question\n", json.dumps({"choices": ["A) x"]})):
+        out, _, _ = aagent.generate_response(bad)
+        a = json.loads(out)
+        assert a["answer"] in "ABCD" and filters.check_answer(a, aagent.tokenizer).ok
+
+
+def test_the_export_runs_without_the_kit_on_the_path(exported):
+    """A fresh interpreter in the challenge folder imports the vendored helpers copy, not the kit's."""
+    code = ("import json\nfrom agents.question_model import QAgent\nimport helpers\n"
+            "q = QAgent()\nt, n, s = q.generate_response(['topic: Puzzles/Seating Arrangements (Linear, Circular)'])\n"
+            "print(json.dumps({'helpers': helpers.__file__, 'q': json.loads(t[0])}))")
+    env = {"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=exported["dir"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["helpers"] is not None and str(exported["dir"]) in out["helpers"]
+    assert out["q"]["topic"] == "Seating Arrangements (Linear, Circular)"
+
+
+def test_missing_config_names_the_file(tmp_path):
+    from helpers.agents.harness import KitAAgent
+    from helpers.io import InputError
+    with pytest.raises(InputError, match="agent config not found"):
+        KitAAgent(config=str(tmp_path / "kit_agent.json"))

@@ -1,0 +1,258 @@
+"""The Q-agent: 1,000 questions all pass the filter with proven keys and balanced letters; topics, requested
+letters, fallbacks; model-written questions kept only when checked; the command line."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from helpers import filters, puzzles
+from helpers.agents import question as question_mod
+from helpers.agents import timing, topics as topics_mod
+from helpers.agents.question import QuestionAgent
+from helpers.agents.writer import ModelWriter, answer_letter, move_key, normalize_question
+from helpers.io import InputError
+
+from _tiny import ROOT, tiny_model_dir
+
+TOPICS = topics_mod.read_topics(ROOT / "data" / "topics.json")
+SEATING = ("Puzzles", "Seating Arrangements (Linear, Circular)")
+FAMILY = ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(str(tiny_model_dir()))
+
+
+def test_the_official_topics_are_kept_exactly():
+    assert TOPICS[SEATING[0]] == [SEATING[1]] and TOPICS[FAMILY[0]] == [FAMILY[1]]
+    assert topics_mod.generator_kinds(*SEATING) == ("seating_linear", "seating_circular")
+    assert topics_mod.generator_kinds(*FAMILY) == ("family",)
+
+
+def test_1000_questions_all_pass_the_filter_with_solver_proven_keys(tok):
+    agent = QuestionAgent(tok, TOPICS, seed=7)
+    questions, metas = agent.generate(1000)
+    assert len(questions) == 1000 and all(m["source"] == "puzzle" for m in metas)
+    kept, dropped = filters.filter_questions(questions, tok)
+    assert len(kept) == 1000 and not dropped
+    proof = question_mod.proof_check(questions, metas)
+    assert proof["puzzles"] == proof["proven"] == proof["key_matches"] == 1000
+    assert Counter(q["answer"] for q in questions) == {"A": 250, "B": 250, "C": 250, "D": 250}
+    assert Counter(m["topic"] for m in metas) == {SEATING[0]: 500, FAMILY[0]: 500}
+    assert len({q["question"] for q in questions}) == 1000
+    for q, m in zip(questions, metas):
+        assert q["topic"] == m["subtopic"] and set(q) <= {"topic", "question", "choices", "answer", "explanation"}
+        assert [c[:3] for c in q["choices"]] == ["A) ", "B) ", "C) ", "D) "] and q["answer"] in "ABCD"
+        assert len(q.get("explanation", "").split()) < 100
+    assert max(m["seconds"] for m in metas) < timing.QUESTION_LIMIT_S
+
+
+def test_letters_stay_balanced_in_every_block_of_four(tok):
+    agent = QuestionAgent(tok, TOPICS, seed=3)
+    letters = [agent.next_letter() for _ in range(40)]
+    assert all(sorted(letters[i:i + 4]) == list("ABCD") for i in range(0, 40, 4))
+
+
+def test_same_seed_same_questions(tok):
+    a, _ = QuestionAgent(tok, TOPICS, seed=11).generate(12)
+    b, _ = QuestionAgent(tok, TOPICS, seed=11).generate(12)
+    c, _ = QuestionAgent(tok, TOPICS, seed=12).generate(12)
+    assert a == b and a != c
+
+
+@pytest.mark.parametrize("prompt, pair, letter", [
+    ("Generate an MCQ on topic: Puzzles/Seating Arrangements (Linear, Circular).\nEnsure that option C is only "
+     "factually correct.", SEATING, "C"),
+    ('Topic: Blood Relations and Family Tree/Puzzles involving generations and family tree logic ... "answer": "A"',
+     FAMILY, "A"),
+    ("Write a question about seating arrangements (linear, circular).", SEATING, None),
+    ('EXAMPLE: {"answer": "A/B/C/D"} on Blood Relations and Family Tree', FAMILY, None),
+])
+def test_harness_prompts_give_the_topic_and_the_requested_letter(prompt, pair, letter):
+    assert topics_mod.resolve_topic(prompt, TOPICS) == pair
+    assert topics_mod.requested_letter(prompt) == letter
+
+
+def test_respond_honours_the_prompt(tok):
+    agent = QuestionAgent(tok, TOPICS, seed=1)
+    for letter in "ABCDDCBA":
+        q, meta = agent.respond(f"MCQ on topic: {FAMILY[0]}/{FAMILY[1]}. Ensure that option {letter} is only correct.")
+        assert q["answer"] == letter and meta["subtopic"] == FAMILY[1] and puzzles.verify(meta["record"])
+        assert meta["record"]["source"] == "puzzles/family"
+
+
+def test_a_team_added_topic_without_generator_uses_the_bank_then_a_counted_fallback(tok):
+    topics = {**TOPICS, "Number Series": ["Find the next number"]}
+    bank = [{"id": "b1", "question": "2, 4, 8, 16, ?", "choices": ["18", "24", "32", "30"], "answer": 2,
+             "topic": "Number Series", "explanation": "Doubling."}]
+    agent = QuestionAgent(tok, topics, seed=2, bank=bank)
+    q, meta = agent.ask("Number Series", "Find the next number", "A")
+    assert meta["source"] == "bank" and q["answer"] == "A" and q["choices"][0] == "A) 32"
+    assert filters.check_question(q, tok).ok
+    q2, meta2 = agent.ask("Number Series", "Find the next number", "B")  # the bank is used up: never repeated
+    assert meta2["source"] == "off_topic_puzzle" and filters.check_question(q2, tok).ok
+    assert agent.stats["source:off_topic_puzzle"] == 1
+    assert topics_mod.generator_kinds("Puzzles", "Circular seating only") == ("seating_circular",)
+
+
+def test_unknown_topic_in_a_prompt_is_counted(tok):
+    agent = QuestionAgent(tok, TOPICS, seed=2)
+    q, meta = agent.respond("Generate an MCQ on topic: Syllogisms/All and some.\nEnsure that option D is correct.")
+    assert meta["subtopic"] == "All and some" and meta["source"] == "off_topic_puzzle" and q["answer"] == "D"
+    assert agent.stats["topic_not_in_file"] == 1
+
+
+def test_a_token_hungry_tokenizer_is_survived_by_shorter_puzzles(tok):
+    class CharTokenizer:  # one token per character: most puzzles blow the 130-token budget
+        def encode(self, text, add_special_tokens=True):
+            return list(range(len(text)))
+    agent = QuestionAgent(CharTokenizer(), TOPICS, seed=5, time_limit_s=2.0, margin=0.5)
+    q, meta = agent.ask(*SEATING)
+    assert meta["seconds"] < 2.0
+    if q is not None:  # a 130-character puzzle is rare; if one was found it must pass
+        assert filters.check_question(q, CharTokenizer()).ok
+    assert agent.stats["reject:filter:question_too_long"] > 0
+
+
+# ---------------------------------------------------------------- model-written questions
+@pytest.mark.parametrize("obj, reason", [
+    ("text", "not_an_object"), ({"choices": ["a", "b", "c", "d"], "answer": "A"}, "no_question"),
+    ({"question": "Q?", "choices": ["a", "b", "c"], "answer": "A"}, "not_four_choices"),
+    ({"question": "Q?", "choices": ["a", "b", "", "d"], "answer": "A"}, "empty_choice"),
+    ({"question": "Q?", "choices": ["a", "A", "c", "d"], "answer": "A"}, "duplicate_choices"),
+    ({"question": "Q?", "choices": ["a", "b", "c", "d"], "answer": "E"}, "bad_answer_key"),
+    ({"question": "Q?", "choices": ["a", "b", "c", "d"], "answer": 2}, "bad_answer_key"),
+])
+def test_model_json_rejections(obj, reason):
+    assert normalize_question(obj, "Seating") == (None, reason)
+
+
+def test_model_json_is_normalised_to_the_official_shape():
+    obj = {"question": " Who  sits\nleft? ", "choices": {"A": "a) Ana", "B": "Ben", "C": "Cal", "D": "Dev"},
+           "answer": "b) Ben", "explanation": "word " * 150}
+    q, reason = normalize_question(obj, "Seating")
+    assert reason is None and q["question"] == "Who sits left?" and q["answer"] == "B"
+    assert q["choices"] == ["A) Ana", "B) Ben", "C) Cal", "D) Dev"] and len(q["explanation"].split()) == 99
+    assert answer_letter("Cal", ["Ana", "Ben", "Cal", "Dev"]) == "C"
+    assert answer_letter("Option D", ["Ana", "Ben", "Cal", "Dev"]) == "D"
+    assert move_key(q, "D") == {**q, "choices": ["A) Ana", "B) Dev", "C) Cal", "D) Ben"], "answer": "D"}
+
+
+class FakeWriterModel:
+    """The writer's sampling replaced by canned texts (the sampling itself is exercised on the tiny model below)."""
+
+    def __init__(self, texts):
+        self.texts = list(texts)
+
+    def __call__(self, prompt, seconds):
+        assert seconds > 0
+        return self.texts.pop(0)
+
+
+class AgreeingChecker:
+    def __init__(self, letter=None):
+        self.letter = letter
+
+    def answer(self, questions):
+        return ([{"answer": self.letter or q["answer"]} for q in questions],
+                [{"source": "model", "reason": None} for _ in questions])
+
+
+def _writer(tok, texts, checker, max_failures=5) -> ModelWriter:
+    w = ModelWriter(None, tok, member="base", checker=checker, max_failures=max_failures)
+    w._sample = FakeWriterModel(texts)
+    return w
+
+
+GOOD_JSON = json.dumps({"topic": "x", "question": "Ana sits left of Ben. Who is on the left?",
+                        "choices": ["A) Ana", "B) Ben", "C) Cal", "D) Dev"], "answer": "A", "explanation": "Given."})
+
+
+def test_a_checked_model_question_is_kept_with_its_key_moved_to_the_scheduled_letter(tok):
+    w = _writer(tok, ["Here you go:\n```json\n" + GOOD_JSON + "\n```"], AgreeingChecker())
+    agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)
+    q, meta = agent.ask(*SEATING, "C")
+    assert meta["source"] == "model" and q["answer"] == "C" and q["choices"][2] == "C) Ana"
+    assert q["topic"] == SEATING[1] and filters.check_question(q, tok).ok and w.stats["accepted"] == 1
+
+
+@pytest.mark.parametrize("text, checker, reason", [
+    ("I cannot write JSON", AgreeingChecker(), "no_json"),
+    (GOOD_JSON, AgreeingChecker(letter="D"), "key_disagrees"),
+    (json.dumps({"question": "w " * 200, "choices": ["a1", "b1", "c1", "d1"], "answer": "A"}), AgreeingChecker(),
+     "filter:question_too_long"),
+])
+def test_rejected_model_questions_fall_back_to_puzzles_and_are_counted(tok, text, checker, reason):
+    w = _writer(tok, [text], checker)
+    agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)
+    q, meta = agent.ask(*SEATING, "B")
+    assert meta["source"] == "puzzle" and meta["reason"] == f"model:{reason}" and q["answer"] == "B"
+    assert w.stats[reason] == 1 and agent.stats[f"model_rejected:{reason}"] == 1
+
+
+def test_a_failing_writer_switches_itself_off(tok):
+    w = _writer(tok, ["nope"] * 10, AgreeingChecker(), max_failures=3)
+    agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)
+    questions, metas = agent.generate(8)
+    assert len(questions) == 8 and w.stats["attempts"] == 3 and not w.enabled
+    assert w.stats["writer_switched_off"] == 1 and all(m["source"] == "puzzle" for m in metas)
+
+
+def test_the_tiny_model_really_samples_within_the_budget(tok):
+    import torch
+    from transformers import AutoModelForCausalLM
+    from helpers.agents.answer import AnswerAgent
+    from helpers.agents.predictor import LetterPredictor
+    torch.set_num_threads(1)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir())).eval()
+    checker = AnswerAgent(LetterPredictor(model, tok, ["base"]), tok)
+    w = ModelWriter(model, tok, member="base", checker=checker, gen={"max_new_tokens": 48})
+    agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0, time_limit_s=4.0, margin=0.5)
+    q, meta = agent.ask(*FAMILY, "A")
+    assert w.stats["attempts"] == 1 and meta["seconds"] < 2.0
+    assert filters.check_question(q, tok).ok and q["answer"] == "A"  # kept if it survived, else a puzzle
+    assert meta["source"] == "model" or sum(v for k, v in w.stats.items() if k != "attempts") == 1
+
+
+# ---------------------------------------------------------------- topics file and the command line
+@pytest.mark.parametrize("content, problem", [
+    ("[]", "expected a non-empty JSON object"), ('{"Puzzles": "Seating"}', "non-empty list"),
+    ('{"Puzzles": []}', "non-empty list"), ("nope", "not valid JSON"),
+])
+def test_bad_topics_files_name_the_file(tmp_path, content, problem):
+    path = tmp_path / "topics.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as err:
+        topics_mod.read_topics(path)
+    assert str(path) in str(err.value) and problem in str(err.value)
+
+
+def test_cli_writes_questions_filtered_questions_and_report(tmp_path, monkeypatch, tok, capsys):
+    from helpers.agents import build
+    monkeypatch.setattr(build, "load_tokenizer", lambda cfg: tok)
+    out = tmp_path / "outputs" / "questions.json"
+    code = question_mod.main(["--output_file", str(out), "--num_questions", "20", "--batch_size", "6",
+                              "--model_share", "0"])
+    assert code == 0
+    raw = json.loads(out.read_text())
+    kept = json.loads((tmp_path / "outputs" / "filtered_questions.json").read_text())
+    report = json.loads((tmp_path / "outputs" / "questions.report.json").read_text())
+    assert len(raw) == len(kept) == 20 and report["format_correct"] == 20 and not report["disqualified"]
+    assert report["letters"] == {"A": 5, "B": 5, "C": 5, "D": 5} and len(report["items"]) == 20
+    assert report["proof"]["proven"] == 20 and report["latency"]["p99_s"] < 1.0
+    assert "20 questions" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_bad_topics_file(tmp_path, monkeypatch, tok, capsys):
+    from helpers.agents import build
+    monkeypatch.setattr(build, "load_tokenizer", lambda cfg: tok)
+    bad = tmp_path / "topics.json"
+    bad.write_text("[1, 2]")
+    assert question_mod.main(["--output_file", str(tmp_path / "q.json"), "--topics_file", str(bad)]) == 2
+    assert str(bad) in capsys.readouterr().err
