@@ -14,6 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 _CACHE: dict[str, Path] = {}
 
 
+def one_torch_thread():
+    """Fixture body: one torch thread (on 2 shared cores the tiny model trains ~3x faster than with 2 contending)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def tiny_model_dir() -> Path:
     """A tiny Qwen2 model + ChatML tokenizer (helpers.tinymodel, warm-up 0 steps), built once per process."""
     if "dir" not in _CACHE:

@@ -12,7 +12,7 @@ import torch
 from helpers import models
 from helpers.io import InputError
 
-from _tiny import ROOT, cpu_recommendation, tiny_model_dir
+from _tiny import ROOT, cpu_recommendation, one_torch_thread, tiny_model_dir
 
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 MODEL_CFG = {"dtype": "auto", "load_in_4bit": "auto", "attn_implementation": "auto", "use_unsloth": "auto",
@@ -24,13 +24,7 @@ def facts(backend: str, unsloth: bool) -> dict:
 
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """One torch thread: on 2 shared cores the tiny model trains ~3x faster than with 2 contending threads."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 # ---------------------------------------------------------------- backend selection (pure, fabricated facts)
 @pytest.mark.parametrize("env_info, use_unsloth, expected", [

@@ -22,7 +22,7 @@ from helpers.io import InputError, read_json, write_json
 from helpers.train import train_adapter
 from helpers.train_data import IGNORE_INDEX, build_examples, load_curriculum, tokenize_example
 
-from _tiny import ROOT, bundled_records, cpu_recommendation, tiny_model_dir, write_curriculum
+from _tiny import ROOT, bundled_records, cpu_recommendation, one_torch_thread, tiny_model_dir, write_curriculum
 
 N_CHUNKS, PER_CHUNK = 3, 8
 
@@ -48,13 +48,7 @@ def tok():
 
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """One torch thread: on 2 shared cores the tiny model trains ~3x faster than with 2 contending threads."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 # ---------------------------------------------------------------- version-tolerant arguments
 def test_training_kwargs_map_onto_4_51_3_and_5_x():
