@@ -35,7 +35,7 @@ ARGS_5_X = {"output_dir", "per_device_train_batch_size", "learning_rate", "train
 
 def make_cfg(run: str = "t", **over) -> dict:
     o = {"model.base": str(tiny_model_dir()), "train.batch_size": 4, "train.grad_accum": 1,
-         "train.logging_steps": 1, "curriculum.replay_capacity": 16, "models.model3_dora.dropout": 0.1}
+         "train.epochs_per_chunk": 1, "train.logging_steps": 1, "curriculum.replay_capacity": 16, "models.model3_dora.dropout": 0.1}
     o.update(over)
     return config.load_profile("smoke", run, o)
 
@@ -348,6 +348,46 @@ def test_resume_refuses_a_checkpoint_from_other_settings(runs):
     with pytest.raises(ValueError, match="train.lr_start"):
         train_adapter(cfg, "model3_dora", curriculum_path=runs["cur"], out_dir=runs["root"] / "full",
                       recommendation=cpu_recommendation(), progress=False)
+
+
+def test_sigkill_mid_chunk_then_rerun_resumes_to_the_same_adapter(tmp_path):
+    """A real kill (SIGKILL, no Python cleanup) of `python -m helpers.train` while chunk 1 trains."""
+    import signal
+    import time
+    runs_dir = tmp_path / "runs"
+    write_curriculum(runs_dir / "k" / "curriculum" / "train.jsonl", 3, 64)
+    overrides = {"model.base": str(tiny_model_dir()), "train.batch_size": 4, "train.epochs_per_chunk": 1,
+                 "train.logging_steps": 1, "train.cpu_threads": 1, "curriculum.replay_capacity": 16}
+    env = {**os.environ, "KIT_RUNS_DIR": str(runs_dir), "KIT_HEADLESS": "1"}
+    write_json(runs_dir / "k" / "env.json", {"recommendation": cpu_recommendation()})
+
+    def cli(out: str) -> list[str]:
+        return [sys.executable, "-m", "helpers.train", "--profile", "smoke", "--model", "model1_lora", "--run", "k",
+                "--overrides", json.dumps(overrides), "--out-dir", str(tmp_path / out)]
+
+    subprocess.run(cli("full"), cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+    proc = subprocess.Popen(cli("killed"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    metrics, deadline = tmp_path / "killed" / "metrics.jsonl", time.time() + 240
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            if any(r.get("chunk") == 1 for r in telemetry.read_metrics(metrics)) if metrics.exists() else False:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before chunk 1 started: make the chunks bigger"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert read_json(tmp_path / "killed" / "latest.json")["chunk"] == 0
+    assert not (tmp_path / "killed" / "adapter").exists()
+    done = subprocess.run(cli("killed"), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = read_json(tmp_path / "killed" / "summary.json")
+    assert summary["resumed_from"] == 0 and summary["complete"]
+    a = load_file(str(tmp_path / "full" / "adapter" / "adapter_model.safetensors"))
+    b = load_file(str(tmp_path / "killed" / "adapter" / "adapter_model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6, rtol=0) for k in a)
 
 
 def test_stop_after_a_chunk_then_continue(tmp_path):
