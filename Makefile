@@ -25,8 +25,9 @@ help:
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
-	@echo "make bench                                             benchmarks (data build: 50k and 150k records)"
+	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, memory vs seeds) -> runs/bench/bench.json"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
+	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"
 	@echo "make setup | clean | constraints"
 
 setup: $(STAMP)
@@ -97,11 +98,33 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
 
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.
+BENCH_ARGS ?=
 bench: setup
-	$(PY) tests/bench_data.py
+	$(PY) tests/bench_all.py $(BENCH_ARGS)
 
 lab: setup
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --MappingKernelManager.default_kernel_name=$(KERNEL)
+
+# The JupyterLab browser test (tests/test_jupyterlab.py) drives Debian's Chromium through Playwright; Playwright's
+# own browser download is never used. apt-get runs only when $(CHROMIUM) is missing. Without apt-get or root this
+# prints why and carries on: the test then fails with that reason under CI and skips with it elsewhere.
+CHROMIUM := /usr/bin/chromium
+.PHONY: browser-deps
+browser-deps:
+	@if [ -x "$(CHROMIUM)" ]; then \
+	  echo "browser-deps: $$($(CHROMIUM) --version 2>/dev/null || echo $(CHROMIUM)) already installed"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser-deps: $(CHROMIUM) missing and no apt-get here: install Chromium yourself (browser test fails in CI, skips locally)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "browser-deps: $(CHROMIUM) missing and not root: run 'sudo apt-get install -y chromium' (browser test fails in CI, skips locally)"; \
+	else \
+	  echo "browser-deps: $(CHROMIUM) missing: apt-get install chromium (Debian's package, ~300 MB installed, once)"; \
+	  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; then \
+	    echo "browser-deps: installed $$($(CHROMIUM) --version 2>/dev/null)"; \
+	  else \
+	    echo "browser-deps: apt-get install chromium failed (see above): the browser test fails in CI, skips locally"; \
+	  fi; \
+	fi
 
 # Regenerate the tested pins from the current venv (run after a deliberate upgrade, then run make test).
 constraints: setup

@@ -29,12 +29,22 @@ class InputError(ValueError):
         super().__init__(f"{': '.join(parts)}: {problem}" if parts else problem)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()  # read once at import: os.umask can only be read by setting it
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write bytes so readers see either the old file or the whole new one, never a torn file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a run's files should read like any file the user writes
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

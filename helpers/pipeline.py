@@ -68,14 +68,30 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
             pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name=kernel,
                                 cwd=str(nb.parent), progress_bar=False, log_output=False)
         except Exception as exc:  # papermill wraps cell errors; anything else (kernel death) too
-            results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1)})
+            message = _describe_failure(nb, out, exc)
+            results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1),
+                            "error": message.splitlines()[0]})
             write_json(config.run_dir(cfg) / "pipeline.json", {"stages": results, **stamp(params)})
-            raise StageFailed(_describe_failure(nb, out, exc)) from None
+            _write_report(config.run_dir(cfg))  # a team wants the report of what did run
+            raise StageFailed(message) from None
         secs = round(time.time() - t0, 1)
         results.append({"notebook": nb.name, "status": "ok", "seconds": secs, "executed": str(out)})
         print(f"[pipeline] {nb.name} ok in {secs:.1f}s", flush=True)
     write_json(config.run_dir(cfg) / "pipeline.json", {"stages": results, **stamp(params)})
+    _write_report(config.run_dir(cfg))
     return results
+
+
+def _write_report(run_dir: Path) -> None:
+    """runs/<run>/report.md and .html; a report error is printed, never hides the stages' own result."""
+    from helpers import report
+
+    try:
+        paths = report.write_report(run_dir)
+    except Exception as exc:  # noqa: BLE001 - the notebooks' outcome matters more than the summary of it
+        print(f"[pipeline] report not written: {type(exc).__name__}: {exc}", flush=True)
+        return
+    print(f"[pipeline] report: {paths['md']} (and {paths['html'].name})", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

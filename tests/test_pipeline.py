@@ -86,6 +86,14 @@ def test_smoke_pipeline_runs_every_notebook(smoke_run):
         assert not errors, f"{name}: error outputs in the executed copy"
         for artifact in STAGE_ARTIFACTS[name[:2]]:
             assert (run / artifact).exists(), f"{name} did not write {artifact}"
+    # the run report (helpers.report): every stage's section filled, links to each executed notebook, plots inlined
+    report_md, report_html = run / "report.md", run / "report.html"
+    assert report_md.is_file() and report_html.is_file(), "the pipeline did not write report.md / report.html"
+    text = report_md.read_text(encoding="utf-8")
+    for needle in ("not run:", "unreadable:", "unexpected content:", "plot missing:", "failed**"):
+        assert needle not in text, f"report.md says {needle!r}"
+    assert all(f"(notebooks/{name})" in text for name in names)
+    assert "data:image/png;base64," in report_html.read_text(encoding="utf-8")
 
 
 @pytest.mark.pipeline
@@ -96,3 +104,34 @@ def test_smoke_env_json_has_the_verdict(smoke_run):
     assert env["checks"] and {c["status"] for c in env["checks"]} <= {"pass", "warn", "fail", "info"}
     assert env["recommendation"]["dtype"]["value"] == "float32"
     assert env["params"]["profile"] == "smoke" and env["versions"]["torch"]
+
+
+# The learning signal (issue: "each adapter clearly above chance and the untrained base"). The task the tiny
+# model can learn is the bundled general-knowledge questions (sources kit/*): about half share fixed choice
+# lists, so "this kind of question -> this answer" is learnable at 1M parameters. The generated puzzles need
+# reasoning it does not have and stay near chance, so they are left out of the margin.
+LEARNABLE_PREFIX = "kit/"
+MIN_MARGIN = 0.08  # accuracy points over both chance and the base; measured ~0.13-0.20 at the smoke settings
+
+
+def _accuracy(rows: list[dict]) -> tuple[float, float]:
+    """(accuracy, mean chance 1/n_choices) over rows of eval/<name>.jsonl."""
+    return (sum(bool(r["correct"]) for r in rows) / len(rows), sum(1 / len(r["probs"]) for r in rows) / len(rows))
+
+
+@pytest.mark.pipeline
+def test_smoke_adapters_learn_the_learnable_task(smoke_run):
+    run, _ = smoke_run
+    read = lambda name: [r for r in map(json.loads, (run / "eval" / f"{name}.jsonl").read_text().splitlines())
+                         if r["source"].startswith(LEARNABLE_PREFIX)]
+    base = read("base")
+    base_acc, chance = _accuracy(base)
+    assert len(base) >= 100, "too few learnable validation questions for a margin to mean anything"
+    report = {}
+    for name in config.load_profile("smoke")["models"]:
+        rows = read(name)
+        assert [r["id"] for r in rows] == [r["id"] for r in base]  # the same questions for every model
+        report[name] = acc = _accuracy(rows)[0]
+        assert acc >= chance + MIN_MARGIN and acc >= base_acc + MIN_MARGIN, (
+            f"{name}: {acc:.3f} on {len(rows)} learnable questions; base {base_acc:.3f}, chance {chance:.3f}")
+    assert len(report) == 3

@@ -1,0 +1,304 @@
+"""The run report's sections, one per stage artifact: each turns one parsed JSON file into report blocks.
+
+Used by helpers.report; everything here reads only files under the run folder (`Ctx.run_dir`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helpers.io import InputError, read_json, read_jsonl
+from helpers.report_render import Block
+
+# design.md's artifact table: which notebook writes what, so a missing file names the notebook to run.
+STAGES = {"00": "00_env_check", "01": "01_dataset_build", "02": "02_curriculum", "03": "03_train_model1_lora",
+          "04": "04_train_model2_rslora", "05": "05_train_model3_dora", "06": "06_validate", "07": "07_ensemble",
+          "08": "08_agents"}
+MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05"}
+VERDICT = {"pass": "ready", "info": "ready (see the notes)", "warn": "usable, with warnings",
+           "fail": "NOT ready: fix the failures below before training"}
+# What a well-formed file can still get wrong (a missing key, a list where a dict was expected, ...).
+UNEXPECTED = (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError)
+
+
+
+@dataclass
+class Ctx:
+    """The run folder being reported on and what each section found."""
+
+    run_dir: Path
+    status: dict = field(default_factory=dict)
+
+    def load(self, rel: str, stage: str, section: str) -> Any:
+        """A JSON artifact, or None after recording why (not run / unreadable) for `section`."""
+        path = self.run_dir / rel
+        if not path.exists():
+            self.status[section] = f"not run: notebooks/{STAGES[stage]}.ipynb"
+            return None
+        try:
+            obj = read_json(path)
+        except (InputError, OSError, UnicodeDecodeError) as exc:
+            self.status[section] = f"unreadable: {rel}: {_short(exc, path)}"
+            return None
+        if not isinstance(obj, dict):
+            self.status[section] = f"unreadable: {rel}: expected a JSON object, got {type(obj).__name__}"
+            return None
+        self.status.setdefault(section, "ok")
+        return obj
+
+
+def _short(exc: BaseException, path: Path) -> str:
+    """An error message without the absolute path it starts with (the report names the relative one)."""
+    return str(exc).replace(f"{path}: ", "").replace(str(path), path.name)
+
+
+def num(x: Any, nd: int = 2) -> str:
+    """A number for a table cell; None and non-numbers as they are."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.{nd}f}"
+
+
+def pct(x: Any, nd: int = 1) -> str:
+    """A 0..1 share as a percentage."""
+    return f"{100 * x:.{nd}f}%" if isinstance(x, (int, float)) and not isinstance(x, bool) else num(x)
+
+
+def plot(ctx: Ctx, rel: str, alt: str) -> Block:
+    """An image block if the PNG exists, else a note naming the missing file."""
+    return ("img", alt, rel) if (ctx.run_dir / rel).is_file() else ("note", f"plot missing: {rel}")
+
+
+def nb_link(ctx: Ctx, stage: str) -> Any:
+    """A link to the executed copy of a stage's notebook, or its plain name."""
+    name = f"{STAGES[stage]}.ipynb"
+    return [("link", name, f"notebooks/{name}")] if (ctx.run_dir / "notebooks" / name).exists() else name
+
+
+def kv_table(pairs: list[tuple[str, Any]]) -> Block:
+    """A two-column figure/value table."""
+    return ("table", ["figure", "value"], [[k, num(v) if not isinstance(v, (str, list)) else v] for k, v in pairs])
+
+
+def env_section(ctx: Ctx, env: dict) -> list[Block]:
+    """env.json: the verdict, the facts, the checks that did not pass, the settings, will-it-fit."""
+    summ, facts = env["summary"], env.get("facts", {})
+    worst = summ.get("worst", "pass")
+    gpu, system, torch = facts.get("gpu") or {}, facts.get("system") or {}, facts.get("torch") or {}
+    counts = ", ".join(f"{summ.get(k, 0)} {k}" for k in ("pass", "info", "warn", "fail"))
+    out: list[Block] = [("p", [("b", f"Verdict: {VERDICT.get(worst, worst)}"), f" ({counts})"])]
+    out.append(kv_table([("backend", facts.get("backend", "n/a")), ("GPU", gpu.get("name") or "none"),
+                          ("VRAM GiB", gpu.get("vram_total_gib")), ("CPUs", system.get("cpu_usable")),
+                          ("RAM GiB", system.get("ram_total_gib")), ("torch", torch.get("version", "n/a")),
+                          ("ROCm (HIP) / CUDA", f"{torch.get('hip') or '-'} / {torch.get('cuda') or '-'}"),
+                          ("Unsloth", (facts.get("unsloth") or {}).get("detail", "n/a"))]))
+    bad = [c for c in env.get("checks", []) if c.get("status") != "pass"]
+    order = {"fail": 0, "warn": 1, "info": 2}
+    if bad:
+        out += [("h", 3, "Checks that did not pass")]
+        out.append(("table", ["status", "check", "message", "fix"],
+                    [[c["status"].upper(), c.get("title", c.get("id", "")), c.get("message", ""), c.get("fix", "")]
+                     for c in sorted(bad, key=lambda c: order.get(c["status"], 3))]))
+    rec = env.get("recommendation", {})
+    rows = [[k, str(v.get("value")), v.get("reason", "")] for k, v in rec.items() if isinstance(v, dict) and "value" in v]
+    if rows:
+        out += [("h", 3, "Recommended settings"), ("table", ["setting", "value", "reason"], rows)]
+    fit = env.get("fit") or {}
+    if fit.get("rows"):
+        out += [("h", 3, f"Will it fit ({num(fit.get('device_gib'))} GiB device)"),
+                ("table", ["model", "params (B)", "estimated peak GiB", "fits"],
+                 [[r["model"], num(r.get("params_b")), num(r.get("total_gib")), "yes" if r.get("fits") else "NO"]
+                  for r in fit["rows"]]), plot(ctx, "env/fit.png", "estimated peak memory per model")]
+    return out
+
+
+def data_section(ctx: Ctx, rep: dict) -> list[Block]:
+    """data/report.json: totals, drops by reason, per source, letter balance."""
+    t = rep["totals"]
+    keys = ("read", "generated", "converted", "unlabeled", "dropped", "kept", "train", "val")
+    out: list[Block] = [("table", list(keys), [[num(t.get(k)) for k in keys]])]
+    dropped = rep.get("dropped") or {}
+    out.append(("p", "Dropped by reason: " + (", ".join(f"{k} {v:,}" for k, v in dropped.items()) or "none") + "."))
+    per = rep.get("per_source") or {}
+    cols = ("read", "generated", "converted", "dropped", "kept", "train", "val")
+    if per:
+        out.append(("table", ["source", *cols], [[src, *(num(v.get(c)) for c in cols)] for src, v in per.items()]))
+    letters = rep.get("letters") or {}
+    if letters:
+        out.append(("p", "Answer letters: " + "; ".join(f"{split} " + ", ".join(f"{k} {v}" for k, v in d.items())
+                                                        for split, d in letters.items()) + "."))
+    return out + [plot(ctx, "data/report.png", "dataset build")]
+
+
+def curriculum_section(ctx: Ctx, cur: dict) -> list[Block]:
+    """curriculum/stats.json: difficulty buckets and each chunk's mix."""
+    st, sched = cur["stats"], cur.get("schedule") or {}
+    th = st.get("thresholds") or {}
+    out: list[Block] = [("p", f"{st.get('n', 0):,} training questions; difficulty buckets " + ", ".join(
+        f"{k} {v:,} ({pct((st.get('bucket_share') or {}).get(k))})" for k, v in (st.get("buckets") or {}).items())
+        + f" (easy below {th.get('easy_below', 'n/a')}, hard from {th.get('hard_from', 'n/a')}).")]
+    rows = []
+    for i, c in enumerate(st.get("per_chunk") or []):
+        b, srcs = c.get("buckets") or {}, sorted((c.get("sources") or {}).items(), key=lambda kv: -kv[1])[:3]
+        lr, rp = (sched.get("lr") or [])[i:i + 1], (sched.get("replay") or [])[i:i + 1]
+        rows.append([num(c.get("chunk")), num(c.get("n")), *(num(b.get(k, 0)) for k in ("easy", "medium", "hard")),
+                     num(c.get("mean_difficulty")), num(lr[0], 4) if lr else "n/a",
+                     pct(rp[0]) if rp else "n/a", ", ".join(f"{s} {n}" for s, n in srcs)])
+    out.append(("table", ["chunk", "questions", "easy", "medium", "hard", "mean difficulty", "lr",
+                          "replay share", "largest sources"], rows))
+    files = cur.get("files") or {}
+    for key, default, alt in (("difficulty_plot", "curriculum/difficulty.png", "difficulty"),
+                              ("chunk_mix_plot", "curriculum/chunk_mix.png", "chunk mix")):
+        rel = str(files.get(key) or default)
+        out.append(plot(ctx, rel if not Path(rel).is_absolute() and ".." not in rel else default, alt))
+    return out
+
+
+def _model_names(ctx: Ctx, env: dict | None) -> list[str]:
+    """The profile's adapters (env.json's stamp), else the default three, plus any other folder under models/."""
+    names = list(((env or {}).get("params") or {}).get("models") or MODEL_STAGES)
+    extra = sorted(p.name for p in (ctx.run_dir / "models").glob("*") if p.is_dir() and p.name not in names) \
+        if (ctx.run_dir / "models").is_dir() else []
+    return names + extra
+
+
+def models_section(ctx: Ctx, env: dict | None) -> list[Block]:
+    """models/<name>/summary.json: one row each, then each loss curve."""
+    rows, plots = [], []
+    for name in _model_names(ctx, env):
+        stage = MODEL_STAGES.get(name, "03")
+        s = ctx.load(f"models/{name}/summary.json", stage, f"model {name}")
+        if s is None:
+            note = ctx.status[f"model {name}"]
+            plots.append(("note", f"{name}: {note}" if name in MODEL_STAGES or not note.startswith("not run")
+                          else f"{name}: not run (no summary.json)"))
+            continue
+        try:
+            spec, peak = (s.get("params") or {}).get("spec") or {}, s.get("peak_memory") or {}
+            rows.append([name, s.get("method", "n/a"), f"r={spec.get('r', '?')}, alpha={spec.get('alpha', '?')}",
+                         f"{s['chunks_done']}/{s['chunks_total']}" + ("" if s.get("complete") else " (incomplete)"),
+                         num(s.get("global_steps")), num(s.get("first_loss"), 3), num(s.get("last_loss"), 3),
+                         ", ".join(num(x, 3) for x in s.get("chunk_losses") or []), num(s.get("tokens_per_s"), 0),
+                         num(s.get("train_seconds"), 0),
+                         f"{num(peak.get('gib'))} GiB ({str(peak.get('kind', '?')).upper()})"])
+            warnings = [("note", f"{name}: {w}") for w in s.get("warnings") or []]
+        except UNEXPECTED as exc:
+            ctx.status[f"model {name}"] = f"unexpected content: models/{name}/summary.json ({type(exc).__name__}: {exc})"
+            plots.append(("note", ctx.status[f"model {name}"]))
+            continue
+        plots += [("h", 3, name), plot(ctx, f"models/{name}/training.png", f"{name} loss curve")]
+        plots += warnings
+    out: list[Block] = []
+    if rows:
+        out.append(("table", ["model", "method", "rank", "chunks", "steps", "first loss", "last loss", "chunk losses",
+                              "tokens/s", "train s", "peak memory"], rows))
+    return out + plots
+
+
+def accuracy_section(ctx: Ctx, ev: dict | None, ens: dict | None) -> list[Block]:
+    """The base model, each adapter and the ensemble, on all validation questions and on the held-out half."""
+    models = (ev or {}).get("models") or {}
+    held = (ens or {}).get("heldout_accuracy") or {}
+    held_ids = set((ens or {}).get("heldout_ids") or [])
+    names = list(dict.fromkeys(list(models) + [m for m in (ens or {}).get("member_scores") or {}]))
+    rows = []
+    for name in names:
+        h = held.get(name)
+        if h is None and held_ids and (ctx.run_dir / "eval" / f"{name}.jsonl").is_file():
+            try:  # the base model does not vote, but it scored the same questions: the same held-out half
+                hits = [bool(r.get("correct")) for r in read_jsonl(ctx.run_dir / "eval" / f"{name}.jsonl")
+                        if r.get("id") in held_ids]
+                h = sum(hits) / len(hits) if hits else None
+            except (InputError, OSError):
+                h = None
+        m = models.get(name) or {}
+        rows.append([name, pct(m.get("accuracy")), pct(h)])
+    if ens is not None:
+        kind = ens.get("candidate", "?") + ("" if ens.get("candidate") == ens.get("method") else f": {ens.get('method')}")
+        rows.append([[("b", f"ensemble ({kind})")], "n/a",
+                     [("b", pct(ens.get("accuracy")))]])
+        rows.append(["oracle (any member right)", "n/a", pct(ens.get("oracle_heldout"))])
+    n_all = (ev or {}).get("n_questions", "?")
+    return [("table", ["model", f"validation accuracy ({n_all} questions)",
+                       f"held-out accuracy ({(ens or {}).get('heldout_items', '?')} questions, as the ensemble)"],
+             rows)] if rows else []
+
+
+def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
+    """eval/summary.json: each member's accuracy, interval, calibration, speed; the letters-vs-generate timing."""
+    timing = ev.get("timing") or {}
+    out: list[Block] = [("p", f"{ev.get('n_questions', '?')} validation questions, method {ev.get('method', '?')}, "
+                              f"chance {pct(ev.get('chance'))}; skipped: "
+                              + (", ".join(f"{k} ({v})" for k, v in (ev.get("skipped") or {}).items()) or "none") + ".")]
+    rows = [[n, pct(s["accuracy"]), f"{pct(s['ci95'][0])} to {pct(s['ci95'][1])}",
+             num((s.get("calibration") or {}).get("ece"), 3), pct(s.get("parse_rate")),
+             num((timing.get(n) or {}).get("questions_per_s"), 1)] for n, s in ev["models"].items()]
+    out.append(("table", ["member", "accuracy", "95% interval", "ECE", "parsed", "questions/s"], rows))
+    cmp = ev.get("comparison")
+    if isinstance(cmp, dict) and "ratio" in cmp:
+        out.append(("p", f"Letter scoring ran {cmp['ratio']:.2f}x the questions/s of generate-and-parse on "
+                         f"{cmp.get('member', '?')}; generation parsed {pct(cmp.get('baseline_parse_rate'))}, "
+                         f"same letter on {cmp.get('agreeing', '?')}/{cmp.get('parsed', '?')}."))
+    for name, alt in (("accuracy", "accuracy"), ("by_source", "accuracy by source"), ("by_bucket", "by difficulty"),
+                      ("by_topic", "by topic"), ("reliability", "reliability"), ("letter_bias", "letter bias"),
+                      ("forgetting", "change from the base model")):
+        if (ctx.run_dir / "eval" / f"{name}.png").is_file() or name == "accuracy":
+            out.append(plot(ctx, f"eval/{name}.png", alt))
+    return out
+
+
+def ensemble_section(ctx: Ctx, ens: dict) -> list[Block]:
+    """ensemble/summary.json: the choice, every candidate on the held-out half, agreement."""
+    w = ", ".join(f"{m} {x:.2f}" for m, x in (ens.get("weights") or {}).items())
+    kind = ens["candidate"] + ("" if ens["candidate"] == ens["method"] else f" ({ens['method']})")
+    out: list[Block] = [("p", [("b", f"Chosen: {kind}"),
+                               f" with {w or 'no weights'}: held-out accuracy {pct(ens.get('accuracy'))}; best single "
+                               f"member {ens.get('best_member')}; oracle {pct(ens.get('oracle_heldout'))}; "
+                               f"{ens.get('fit_items', '?')} fitting / {ens.get('heldout_items', '?')} held-out "
+                               "questions."])]
+    cands = ens.get("candidates") or {}
+    if cands:
+        out.append(("table", ["candidate", "method", "cv accuracy", "fitting accuracy", "held-out accuracy", "weights"],
+                    [[k, c.get("method"), pct(c.get("cv_accuracy")), pct(c.get("fit_accuracy")),
+                      pct(c.get("heldout_accuracy")),
+                      ", ".join(f"{m} {x:.2f}" for m, x in (c.get("weights") or {}).items() if x > 0)]
+                     for k, c in cands.items()]))
+    agree = ens.get("agreement_heldout") or {}
+    if agree:
+        cols = list(agree)
+        out.append(("table", ["agreement", *cols], [[a, *(pct((agree[a] or {}).get(b)) for b in cols)] for a in cols]))
+    return out + [plot(ctx, f"ensemble/{n}.png", n) for n in ("accuracy", "agreement", "weights")]
+
+
+def match_section(ctx: Ctx, tour: dict) -> list[Block]:
+    """agents/tournament.json: the scoreboard, the seeds' replay, the agents' output checks and latency."""
+    out: list[Block] = []
+    for title, res in (("Match against the untrained base model", tour["match"]),
+                       ("The seeds' round-0 question format, replayed", tour.get("seeds_replay"))):
+        if not res:
+            continue
+        out += [("h", 3, title), ("table", ["team", "Q-score", "A-score", "total /200", "format-correct",
+                                            "disqualified", "question p99 s", "answer p99 s"],
+                                  [[("b", t) if t == res.get("winner") else t, num(s["q_score"]), num(s["a_score"]),
+                                    num(s["total"]), f"{s.get('format_correct')}/{s.get('requested')}",
+                                    "YES" if s.get("disqualified") else "no", num(s.get("question_p99_s"), 3),
+                                    num(s.get("answer_p99_s"), 3)] for t, s in res["scores"].items()]),
+                ("p", f"Winner: {res.get('winner') or 'none'} (decided by {res.get('decided_by', '?')}).")]
+    q, a, sel = tour.get("questions") or {}, tour.get("answers") or {}, tour.get("selection") or {}
+    keys = a.get("against_keys") or {}
+    out.append(("p", f"Q-agent: {q.get('format_correct', '?')}/{q.get('requested', '?')} questions format-correct. "
+                     f"A-agent ({', '.join(sel.get('members') or []) or '?'}, {sel.get('method', '?')}): "
+                     f"{a.get('passed_filter', '?')}/{a.get('answers', '?')} answers pass the filter, "
+                     f"{keys.get('correct', '?')}/{keys.get('keyed', '?')} right against the keys; fallbacks "
+                     f"{a.get('fallbacks') or 'none'}."))
+    lat = tour.get("latency") or {}
+    if lat:
+        out.append(("table", ["agent", "items", "p50 s", "p99 s", "max s", "limit s", "over limit"],
+                    [[{"questions": "Q-agent", "answers": "A-agent"}.get(k, k), num(v.get("items")), num(v.get("p50_s"), 3), num(v.get("p99_s"), 3),
+                      num(v.get("max_s"), 3), num(v.get("limit_s"), 1), num(v.get("over_limit"))]
+                     for k, v in lat.items()]))
+    return out + [plot(ctx, "agents/latency.png", "latency"), plot(ctx, "agents/match.png", "match")]
