@@ -66,7 +66,10 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
         print(f"[pipeline] {nb.name} ...", flush=True)
         try:
             pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name=kernel,
-                                cwd=str(nb.parent), progress_bar=False, log_output=False)
+                                cwd=str(nb.parent), progress_bar=False, log_output=False,
+                                # the kernel app's own notices (e.g. "running over TCP without encryption" on
+                                # localhost) once per notebook would bury the stage lines; errors still show
+                                extra_arguments=["--IPKernelApp.log_level=ERROR"])
         except Exception as exc:  # papermill wraps cell errors; anything else (kernel death) too
             message = _describe_failure(nb, out, exc)
             results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1),
