@@ -321,6 +321,16 @@ def load_adapter_weights(model: Any, adapter_dir: str | Path) -> None:
     set_peft_model_state_dict(model, state)
 
 
+def attach_adapter(model: Any, adapter_dir: str | Path, name: str) -> Any:
+    """Load a saved adapter under `name` for inference (the first makes a PeftModel); returns the model."""
+    with _quiet_peft():
+        if not hasattr(model, "peft_config"):
+            from peft import PeftModel
+            return PeftModel.from_pretrained(model, str(adapter_dir), adapter_name=name, is_trainable=False)
+        model.load_adapter(str(adapter_dir), adapter_name=name, is_trainable=False)
+    return model
+
+
 def load_adapter(base_model: Any, adapter_dir: str | Path, *, is_trainable: bool = False) -> Any:
     """A trained adapter folder (adapter_config.json + adapter_model.safetensors) on top of a base model."""
     from peft import PeftModel

@@ -252,12 +252,7 @@ def load_members(cfg: dict, names: list[str], recommendation: dict | None = None
                                                recommendation=recommendation, for_training=False)
     for name in [n for n in wanted if n != BASE]:
         path = adapter_dir(cfg, name)
-        with models._quiet_peft():
-            if not hasattr(model, "peft_config"):
-                from peft import PeftModel
-                model = PeftModel.from_pretrained(model, str(path), adapter_name=name, is_trainable=False)
-            else:
-                model.load_adapter(str(path), adapter_name=name, is_trainable=False)
+        model = models.attach_adapter(model, path, name)
     model.eval()
     import torch
     # As in training (helpers.train): the tiny model's 128-wide matmuls do not split well across threads, and on

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from helpers import filters
 from helpers.agents import timing
+from helpers.agents.files import filtered_name, report_name
 from helpers.agents.inputs import ParsedQuestion, parse_question
 from helpers.io import InputError, read_json, stamp, write_json
 
@@ -203,18 +204,6 @@ def read_question_file(path: str | Path) -> list:
     if not isinstance(data, list):
         raise InputError(path, None, None, f"expected a JSON list of questions, got a JSON {type(data).__name__}")
     return data
-
-
-def filtered_name(path: str | Path) -> Path:
-    """outputs/answers.json -> outputs/filtered_answers.json (the harness's naming; any name gets the prefix)."""
-    path = Path(path)
-    return path.with_name(f"filtered_{path.name}")
-
-
-def report_name(path: str | Path) -> Path:
-    """outputs/answers.json -> outputs/answers.report.json."""
-    path = Path(path)
-    return path.with_name(f"{path.stem}.report.json")
 
 
 def run_answers(agent: AnswerAgent, questions: list, *, batch_size: int = 5,

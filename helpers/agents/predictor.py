@@ -109,12 +109,7 @@ def load_with_adapters(base: str, model_cfg: dict, adapters: dict[str, str], rec
         for f in ("adapter_config.json", "adapter_model.safetensors"):
             if not (Path(path) / f).exists():
                 raise InputError(Path(path) / f, None, None, f"missing: adapter {name!r} cannot be loaded")
-        with models._quiet_peft():
-            if not hasattr(model, "peft_config"):
-                from peft import PeftModel
-                model = PeftModel.from_pretrained(model, str(path), adapter_name=name, is_trainable=False)
-            else:
-                model.load_adapter(str(path), adapter_name=name, is_trainable=False)
+        model = models.attach_adapter(model, path, name)
     model.eval()
     import torch
     if cpu_threads and not torch.cuda.is_available():  # the tiny model: 1 thread (see helpers.scoring.load_members)

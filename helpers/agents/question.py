@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from helpers import filters, puzzles
 from helpers.agents import timing, topics as topics_mod
+from helpers.agents.files import filtered_name, report_name
 from helpers.io import InputError, stamp, write_json
 from helpers.records import dedupe_key
 
@@ -191,18 +192,6 @@ class QuestionAgent:
 
 
 # ---------------------------------------------------------------- files and the command line
-def filtered_name(path: str | Path) -> Path:
-    """outputs/questions.json -> outputs/filtered_questions.json (the harness's naming)."""
-    path = Path(path)
-    return path.with_name(f"filtered_{path.name}")
-
-
-def report_name(path: str | Path) -> Path:
-    """outputs/questions.json -> outputs/questions.report.json."""
-    path = Path(path)
-    return path.with_name(f"{path.stem}.report.json")
-
-
 def run_questions(agent: QuestionAgent, num_questions: int, *, batch_size: int = 5,
                   progress: bool = False) -> tuple[list[dict], list[dict]]:
     """num_questions over a balanced topic schedule, in harness-sized batches: (questions, per-question meta)."""
