@@ -59,7 +59,7 @@ $(STAMP): pyproject.toml constraints.txt
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
 
-test: setup
+test: setup browser-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: setup
