@@ -11,6 +11,9 @@ TORCH_PIN := torch==2.13.0
 KERNEL := qa-agent-kit
 STAMP := $(VENV)/.kit-installed
 PYTEST_ARGS ?=
+# Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together.
+PYTEST_JOBS ?= 2
+PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile
 # Second venv with the challenge container's pins (transformers 4.51.3, trl 0.19.0): see constraints-container.txt.
 CVENV ?= .venv-container
 CPY := $(CVENV)/bin/python
@@ -60,16 +63,16 @@ pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
 
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) $(PYTEST_ARGS)
 
 test-fast: setup
-	$(PY) -m pytest -m "not pipeline" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline" $(PYTEST_ARGS)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest -m "not pipeline" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline" $(PYTEST_ARGS)
 
 # Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
 # No Jupyter kernel: the tiers run here never start one.

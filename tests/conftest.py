@@ -33,3 +33,14 @@ def shared_samples() -> Path:
             pytest.fail(f"{path} is missing: CI must have ../shared beside the checkout")
         pytest.skip(f"{path} not present outside CI (the project's own fixtures still run)")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """The smoke pipeline first, the browser test last: with `-n 2 --dist loadfile` (make test) the ~6-minute
+    pipeline then runs on one core while the unit tests share the other, and the browser test finds the tiny
+    model the pipeline built instead of building it a second time."""
+    def tier(item) -> int:
+        if item.get_closest_marker("browser"):
+            return 2
+        return 0 if item.get_closest_marker("pipeline") else 1
+    items.sort(key=tier)  # stable: file and test order kept within a tier
