@@ -147,8 +147,9 @@ def to_official_question(record: dict, topic_label: str) -> dict:
 
 
 def letter_of(official_question: dict) -> str:
-    """The correct letter as the reference scorer reads it: the first character of "answer"."""
-    return official_question["answer"][0]
+    """The correct letter as the reference scorer reads it: the first character of "answer" ("" when empty:
+    the filter lets an empty key through, and no answer can match it)."""
+    return official_question["answer"][:1]
 
 
 def from_official_question(q: dict, *, id: str, source: str, origin: str = "converted") -> dict:

@@ -222,6 +222,15 @@ def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
+    """The base model's tokenizer alone, for inference (the Q-agent's puzzles need no weights); remote code as
+    load_model decides it (off unless the profile turns it on)."""
+    from transformers import AutoTokenizer
+    source, _ = _resolve_base(base)
+    trust = _truthy(model_cfg.get("trust_remote_code", False))
+    return prepare_tokenizer(AutoTokenizer.from_pretrained(str(source), trust_remote_code=trust), for_training=False)
+
+
 def _load_transformers(source: Path | str, settings: dict, for_training: bool) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -355,7 +364,8 @@ def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
         ids = tokenizer(render_prompt(tokenizer, rec), add_special_tokens=False, return_tensors="pt")["input_ids"]
         ids = ids.to(next(model.parameters()).device)
         letters = [letter(i) for i in range(len(rec["choices"]))]
-        letter_ids = [tokenizer(x, add_special_tokens=False)["input_ids"][0] for x in letters]
+        from helpers.scoring import letter_token_ids  # "A" after a chat template, " A" without one
+        letter_ids = letter_token_ids(tokenizer)[:len(letters)]
         row = {"question": rec["question"][:70], "answer": letter(rec["answer"])}
         variants = [("adapter", None)]
         if hasattr(model, "disable_adapter"):

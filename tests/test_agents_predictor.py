@@ -63,6 +63,9 @@ def test_the_ensemble_of_notebook_07_wins_and_untrained_members_are_left_out(tmp
     assert sel["source"] == "ensemble" and sel["method"] == "majority"
     assert sel["members"] == ["model1_lora", "model3_dora"] and "model2_rslora" in sel["why"]
     assert sel["best_member"] == "model1_lora"  # the named best is not trained here
+    assert sel["weights"] == {"model1_lora": 0.5, "model3_dora": 0.3}  # the left-out member's weight goes too
+    from helpers.ensemble import combine  # which combine() accepts (it refuses weights without probabilities)
+    assert len(combine({m: [[0.25] * 4] for m in sel["members"]}, sel["weights"], "soft")) == 1
 
 
 def test_an_empty_ensemble_falls_back_and_says_so(tmp_path):

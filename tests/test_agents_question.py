@@ -141,6 +141,10 @@ def test_model_json_is_normalised_to_the_official_shape():
     assert q["choices"] == ["A) Ana", "B) Ben", "C) Cal", "D) Dev"] and len(q["explanation"].split()) == 99
     assert answer_letter("Cal", ["Ana", "Ben", "Cal", "Dev"]) == "C"
     assert answer_letter("Option D", ["Ana", "Ben", "Cal", "Dev"]) == "D"
+    # a key written as a choice's text that starts like a letter names that choice, not letter A
+    assert answer_letter("A triangle", ["A) circle", "B) square", "C) A triangle", "D) line"]) == "C"
+    assert answer_letter("a dog", ["cat", "a dog", "cow", "hen"]) == "B"
+    assert answer_letter("A", ["cat", "a dog", "cow", "hen"]) == "A"
     assert move_key(q, "D") == {**q, "choices": ["A) Ana", "B) Dev", "C) Cal", "D) Ben"], "answer": "D"}
 
 

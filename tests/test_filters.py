@@ -210,3 +210,7 @@ def test_to_official_question_needs_four_choices(n):
     with pytest.raises(RecordError) as err:
         filters.to_official_question(record(choices=["Ana", "Ben", "Cal", "Dev", "Eva"][:n], answer=0), "Puzzles")
     assert err.value.reason == "not_four_choices" and "choices" in str(err.value)
+
+
+def test_an_empty_answer_key_matches_no_letter():
+    assert filters.letter_of({"answer": ""}) == "" and filters.letter_of({"answer": "B) x"}) == "B"

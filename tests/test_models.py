@@ -220,3 +220,34 @@ def test_importing_the_training_helpers_leaves_transformers_unimported():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("value, expected", [("false", False), (False, False), ("no", False), (None, False),
+                                             (True, True), ("true", True)])
+def test_tokenizer_alone_reads_trust_remote_code_as_load_model_does(monkeypatch, value, expected):
+    import transformers
+    seen = {}
+
+    def fake(source, **kw):
+        seen.update(kw)
+        return transformers.PreTrainedTokenizerFast.from_pretrained(str(tiny_model_dir()))
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
+    tok = models.load_tokenizer(str(tiny_model_dir()), {"trust_remote_code": value})
+    assert seen["trust_remote_code"] is expected  # a string "false" must never switch remote code on
+    assert models.resolve_settings({"trust_remote_code": value}, None)["trust_remote_code"] is expected
+    assert tok.padding_side == "left"
+
+
+def test_letter_check_agrees_with_batched_scoring():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from _tiny import bundled_records
+    from helpers import scoring
+    tok = models.prepare_tokenizer(AutoTokenizer.from_pretrained(str(tiny_model_dir())), for_training=False)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
+    recs = bundled_records(3)
+    rows = models.letter_check(model, tok, recs)
+    probs = scoring.score_letters(model, tok, recs)
+    for row, rec, p in zip(rows, recs, probs):
+        assert row["adapter_p_answer"] == pytest.approx(p[rec["answer"]], abs=2e-3)

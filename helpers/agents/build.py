@@ -54,11 +54,8 @@ def load_team_model(cfg: dict, names: Sequence[str], recommendation: dict | None
 
 def load_tokenizer(cfg: dict) -> Any:
     """The base model's tokenizer alone (the Q-agent's puzzles need no model weights)."""
-    from transformers import AutoTokenizer
-    from helpers.models import _resolve_base, prepare_tokenizer
-    source, _ = _resolve_base(cfg["model"]["base"])
-    tok = AutoTokenizer.from_pretrained(str(source), trust_remote_code=bool(cfg["model"].get("trust_remote_code")))
-    return prepare_tokenizer(tok, for_training=False)
+    from helpers.models import load_tokenizer as load
+    return load(cfg["model"]["base"], cfg["model"])
 
 
 def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit") -> AnswerAgent:

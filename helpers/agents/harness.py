@@ -60,13 +60,11 @@ def _load(conf: dict, folder: Path, names: list[str]) -> tuple[Any, Any, dict]:
 
 
 def _load_tokenizer(conf: dict, folder: Path) -> Any:
-    from transformers import AutoTokenizer
-    from helpers.models import prepare_tokenizer
+    from helpers.models import load_tokenizer
     base = conf["base"]
     if not Path(base).is_absolute() and (folder / base).exists():
         base = str(folder / base)
-    tok = AutoTokenizer.from_pretrained(base, trust_remote_code=bool(conf["model"].get("trust_remote_code")))
-    return prepare_tokenizer(tok, for_training=False)
+    return load_tokenizer(base, conf["model"])
 
 
 def _reply(message: Any, texts: list[str], tokenizer: Any, t0: float) -> tuple[Any, int, float]:

@@ -72,6 +72,8 @@ def choose_members(run_path: Path, profile_models: Sequence[str]) -> dict:
         members = [m for m in members if m in usable]
         method = ens.get("method") if ens.get("method") in METHODS else "soft"
         weights = ens.get("weights") if isinstance(ens.get("weights"), dict) else None
+        if weights is not None:  # a member left out (no adapter) must not keep its weight: combine() refuses that
+            weights = {m: w for m, w in weights.items() if m in members} or None
         best = ens.get("best_member") if ens.get("best_member") in usable else (members[0] if members else None)
         if missing:
             notes.append(f"ensemble members without a trained adapter left out: {', '.join(missing)}")

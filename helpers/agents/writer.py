@@ -42,6 +42,10 @@ def answer_letter(answer: Any, choices: list[str]) -> str | None:
     """The key's letter from "B", "b) Ben", "Option B" or the text of a choice; None when it is not clear."""
     if not isinstance(answer, str) or not answer.strip():
         return None
+    # The text of a choice first: "A triangle" or "a dog" as a key names a choice, not letter A.
+    whole = [i for i, c in enumerate(choices) if normalize_text(strip_prefix(c)) == normalize_text(answer)]
+    if len(whole) == 1:
+        return LETTERS4[whole[0]]
     match = _ANSWER.match(answer)
     if match:
         return match.group(1).upper()
