@@ -95,10 +95,10 @@ def bench_data(quick: bool) -> tuple[list[dict], dict]:
 def bench_train(quick: bool) -> tuple[list[dict], dict]:
     """Training throughput: the kit's loop vs a plain Trainer (dynamic padding) and fixed padding."""
     import bench_train as b
-    res = b.run_benchmark(240 if quick else 960, chunks=3, repeats=1)
+    res = b.run_benchmark(240 if quick else 640, chunks=3, repeats=1)
     rows = [_row("train", "kit / plain Trainer (real tokens/s)", res["ratios"]["kit_vs_plain"],
                  f">= {b.GOALS['kit_vs_plain']}", res["met"]["kit_vs_plain"], "x"),
-            _row("train", "kit / fixed padding (real tokens/s)", res["ratios"]["kit_vs_fixed"],
+            _row("train", f"kit / fixed padding to {res['fixed_len']} (real tokens/s)", res["ratios"]["kit_vs_fixed"],
                  f">= {b.GOALS['kit_vs_fixed']}", res["met"]["kit_vs_fixed"], "x")]
     rows += [_row("train", f"{k} real tokens/s", r["tokens_per_s"], unit="/s") for k, r in res["runs"].items()]
     return rows, res
