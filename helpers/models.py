@@ -330,8 +330,25 @@ def load_adapter_weights(model: Any, adapter_dir: str | Path) -> None:
     set_peft_model_state_dict(model, state)
 
 
+# A trained adapter folder: config + safetensors weights only (a pickled adapter_model.bin could run code on load).
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+def missing_adapter_files(adapter_dir: str | Path) -> list[Path]:
+    """The files of ADAPTER_FILES absent from adapter_dir (empty when the adapter can be loaded)."""
+    return [Path(adapter_dir) / f for f in ADAPTER_FILES if not (Path(adapter_dir) / f).exists()]
+
+
+def _require_adapter(adapter_dir: str | Path, problem: str) -> None:
+    missing = missing_adapter_files(adapter_dir)
+    if missing:
+        raise InputError(missing[0], None, None, problem)
+
+
 def attach_adapter(model: Any, adapter_dir: str | Path, name: str) -> Any:
     """Load a saved adapter under `name` for inference (the first makes a PeftModel); returns the model."""
+    _require_adapter(adapter_dir, f"missing: adapter {name!r} cannot be loaded (train it in notebooks 03-05); "
+                                  "only safetensors weights load")
     with _quiet_peft():
         if not hasattr(model, "peft_config"):
             from peft import PeftModel
@@ -344,10 +361,7 @@ def load_adapter(base_model: Any, adapter_dir: str | Path, *, is_trainable: bool
     """A trained adapter folder (adapter_config.json + adapter_model.safetensors) on top of a base model."""
     from peft import PeftModel
     adapter_dir = Path(adapter_dir)
-    for name in ("adapter_config.json", "adapter_model.safetensors"):
-        if not (adapter_dir / name).exists():
-            raise InputError(adapter_dir / name, None, None,
-                             "missing: train the adapter first (notebooks 03-05); only safetensors weights load")
+    _require_adapter(adapter_dir, "missing: train the adapter first (notebooks 03-05); only safetensors weights load")
     with _quiet_peft():
         return PeftModel.from_pretrained(base_model, str(adapter_dir), is_trainable=is_trainable)
 
@@ -357,6 +371,8 @@ def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
     import torch
     from helpers.prompts import render_prompt
     from helpers.records import letter
+    from helpers.scoring import letter_token_ids  # "A" after a chat template, " A" without one
+    all_ids = letter_token_ids(tokenizer)
     rows = []
     was_training = model.training
     model.eval()
@@ -364,8 +380,7 @@ def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
         ids = tokenizer(render_prompt(tokenizer, rec), add_special_tokens=False, return_tensors="pt")["input_ids"]
         ids = ids.to(next(model.parameters()).device)
         letters = [letter(i) for i in range(len(rec["choices"]))]
-        from helpers.scoring import letter_token_ids  # "A" after a chat template, " A" without one
-        letter_ids = letter_token_ids(tokenizer)[:len(letters)]
+        letter_ids = all_ids[:len(letters)]
         row = {"question": rec["question"][:70], "answer": letter(rec["answer"])}
         variants = [("adapter", None)]
         if hasattr(model, "disable_adapter"):

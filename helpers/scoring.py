@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+import weakref
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -37,12 +38,28 @@ def _choices_of(item: Any, where: int) -> list:
     return list(choices)
 
 
+# Per tokenizer, per (system prompt, chat template): the A-agent scores every few questions, and working the
+# ids out renders the template ten times (~1 ms, an eighth of scoring one question on the tiny model).
+_LETTER_IDS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
 def letter_token_ids(tokenizer: Any, system_prompt: str | None = None) -> list[int]:
     """Token id of each answer letter A..J as the first token the model writes after the prompt in training."""
+    key = (system_prompt or SYSTEM_PROMPT, getattr(tokenizer, "chat_template", None))
+    try:
+        cached = _LETTER_IDS.setdefault(tokenizer, {})
+    except TypeError:  # a tokenizer that cannot be weakly referenced: no cache
+        cached = {}
+    if key not in cached:
+        cached[key] = _letter_token_ids(tokenizer, key[0])
+    return list(cached[key])
+
+
+def _letter_token_ids(tokenizer: Any, system_prompt: str) -> list[int]:
     probe = {"question": "Which one?", "choices": [f"option {i + 1}" for i in range(MAX_CHOICES)]}
     ids = []
     for i, letter_ in enumerate(LETTERS[:MAX_CHOICES]):
-        _, completion = render_example(tokenizer, {**probe, "answer": i}, system_prompt or SYSTEM_PROMPT)
+        _, completion = render_example(tokenizer, {**probe, "answer": i}, system_prompt)
         first = tokenizer(completion, add_special_tokens=False)["input_ids"][0]
         text = tokenizer.decode([first])
         if text.strip() != letter_:
@@ -223,8 +240,8 @@ def adapter_dir(cfg: dict, name: str) -> Path:
 
 def missing_adapter_files(cfg: dict, name: str) -> list[Path]:
     """The files a trained adapter needs that are not there (empty when it can be loaded)."""
-    folder = adapter_dir(cfg, name)
-    return [folder / f for f in ("adapter_config.json", "adapter_model.safetensors") if not (folder / f).exists()]
+    from helpers import models
+    return models.missing_adapter_files(adapter_dir(cfg, name))
 
 
 def load_members(cfg: dict, names: list[str], recommendation: dict | None = None, *,

@@ -22,7 +22,6 @@ from helpers.agents import predictor as pred
 from helpers.agents.harness import CONFIG_NAME
 from helpers.io import InputError, atomic_write_text, stamp, write_json
 
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 _TEMPLATE = '''"""{role} for the challenge harness, exported by qa-agent-kit (`python -m helpers.agents.export`).
 
 The organisers' agents/{harness}.py builds `{cls}(**kwargs)`, counts tokens with its `.tokenizer` and calls
@@ -103,7 +102,7 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
         if name == pred.BASE:
             continue
         src = scoring.adapter_dir(cfg, name)
-        missing = [src / f for f in ADAPTER_FILES if not (src / f).exists()]
+        missing = models.missing_adapter_files(src)
         if missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained (notebooks 03-05)")
         if link_adapters:
@@ -111,7 +110,7 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
             continue
         dst = out / "adapters" / name
         dst.mkdir(parents=True, exist_ok=True)
-        for f in ADAPTER_FILES:
+        for f in models.ADAPTER_FILES:
             shutil.copy2(src / f, dst / f)
         adapters[name] = f"adapters/{name}"
     settings = models.resolve_settings(cfg["model"], recommendation)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 
 def plot_match(result: dict, path: str | Path) -> Path:
@@ -34,12 +34,7 @@ def plot_match(result: dict, path: str | Path) -> Path:
     ax2.set_ylabel("seconds per item (log)")
     ax2.set_title("per-item latency against the limits")
     ax2.legend(fontsize=7, loc="center right")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_latency(series: dict[str, Sequence[float]], limits: dict[str, float], path: str | Path) -> Path:
@@ -61,6 +56,12 @@ def plot_latency(series: dict[str, Sequence[float]], limits: dict[str, float], p
         ax.set_ylabel("items")
         ax.set_title(f"{name}: {len(values)} items, p99 at {p99 / limit:.1%} of the limit")
         ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    """Lay out, write the PNG (folders made) and close the figure."""
+    import matplotlib.pyplot as plt
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

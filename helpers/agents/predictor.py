@@ -9,18 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from helpers.io import InputError, read_json
-
-BASE = "base"  # the member name meaning "adapters switched off" (helpers.scoring uses the same)
-METHODS = ("soft", "majority")
+from helpers.ensemble import METHODS
+from helpers.io import read_json
+from helpers.models import missing_adapter_files
+from helpers.scoring import BASE  # the member name meaning "adapters switched off"
 
 
 def trained_adapters(run_path: Path, names: Sequence[str]) -> list[str]:
     """The names (profile order) whose models/<name>/adapter/ holds a config and safetensors weights."""
     out = []
     for name in names:
-        folder = run_path / "models" / name / "adapter"
-        if (folder / "adapter_config.json").exists() and (folder / "adapter_model.safetensors").exists():
+        if not missing_adapter_files(run_path / "models" / name / "adapter"):
             out.append(name)
     return out
 
@@ -107,11 +106,7 @@ def load_with_adapters(base: str, model_cfg: dict, adapters: dict[str, str], rec
     model, tokenizer, info = models.load_model(base, model_cfg=model_cfg, recommendation=recommendation,
                                                for_training=False)
     for name, path in adapters.items():
-        # safetensors only, as everywhere in the kit (a pickled adapter_model.bin could run code on load)
-        for f in ("adapter_config.json", "adapter_model.safetensors"):
-            if not (Path(path) / f).exists():
-                raise InputError(Path(path) / f, None, None, f"missing: adapter {name!r} cannot be loaded")
-        model = models.attach_adapter(model, path, name)
+        model = models.attach_adapter(model, path, name)  # safetensors only; a missing file names itself
     model.eval()
     import torch
     if cpu_threads and not torch.cuda.is_available():  # the tiny model: 1 thread (see helpers.scoring.load_members)
