@@ -135,3 +135,36 @@ def test_smoke_adapters_learn_the_learnable_task(smoke_run):
         assert acc >= chance + MIN_MARGIN and acc >= base_acc + MIN_MARGIN, (
             f"{name}: {acc:.3f} on {len(rows)} learnable questions; base {base_acc:.3f}, chance {chance:.3f}")
     assert len(report) == 3
+
+
+def test_pipeline_kernels_shut_down_without_an_interrupt():
+    """jupyter_client interrupts a kernel before shutting it down; papermill shuts down right after the kernel's
+    last reply, so that SIGINT raced the kernel's handler and logged "ERROR | KeyboardInterrupt caught in kernel."
+    for a passing notebook. The pipeline's kernel manager skips it at shutdown and keeps it when asked for."""
+    import asyncio
+    import signal
+
+    async def lifecycle() -> tuple[list, bool]:
+        km = pipeline.quiet_shutdown_kernel_manager()(kernel_name=pipeline.kernel_name())
+        sent: list = []
+        real = km._async_signal_kernel
+
+        async def spy(signum):
+            sent.append(signum)
+            await real(signum)
+
+        km._async_signal_kernel = spy
+        await km.start_kernel(extra_arguments=["--IPKernelApp.log_level=ERROR"])
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=120)
+            await km.interrupt_kernel()  # asked for (nbclient's interrupt_on_timeout does this): still sent
+            await km.shutdown_kernel()
+        finally:
+            kc.stop_channels()
+        return sent, await km.is_alive()
+
+    sent, alive = asyncio.run(lifecycle())
+    assert sent == [signal.SIGINT], f"signals sent to the kernel: {sent}"
+    assert not alive
