@@ -66,10 +66,17 @@ def resolve_recommendation(cfg: dict) -> dict:
 
 
 def adapter_summary(spec: dict) -> dict:
-    """Method, rank, alpha and the resulting scale of the LoRA update (alpha/r, or alpha/sqrt(r) for rsLoRA)."""
+    """Method, rank, alpha, the scale of the LoRA update (alpha/r, or alpha/sqrt(r) for rsLoRA) and its Adam step.
+
+    adam_step = scaling x r: Adam moves each entry of B by about lr per step whatever the gradient's size, so
+    how far one step moves the loss grows with scaling x r: alpha for LoRA and DoRA, alpha x sqrt(r) for rsLoRA.
+    The same scaling at a higher rank is a bigger step: rsLoRA r=16 alpha=8 steps twice as far as LoRA r=8
+    alpha=16 (tests/test_train.py measures it), and on the smoke profile that collapsed it to one letter.
+    """
     r, alpha, method = int(spec["r"]), float(spec["alpha"]), str(spec["method"])
     scaling = alpha / math.sqrt(r) if method == "rslora" else alpha / r
-    out = {"method": method, "r": r, "alpha": alpha, "dropout": spec.get("dropout", 0.0), "scaling": round(scaling, 4)}
+    out = {"method": method, "r": r, "alpha": alpha, "dropout": spec.get("dropout", 0.0), "scaling": round(scaling, 4),
+           "adam_step": round(scaling * r, 4)}
     if method == "dora":
         out["magnitude_lr_multiplier"] = float(spec.get("magnitude_lr_multiplier", 1.0))
     return out

@@ -434,3 +434,39 @@ def test_two_process_ddp_run(tmp_path):
     assert (out / "adapter" / "adapter_model.safetensors").exists() and (out / "latest.json").exists()
     assert all(r["world_size"] == 2 for r in telemetry.read_metrics(out / "metrics.jsonl"))
     assert proc.stdout.count("done: 2/2 chunks") == 1  # rank 0 reports, rank 1 stays quiet
+
+
+def _first_adam_step_loss_drop(r: int, alpha: float, rslora: bool) -> float:
+    """How much one small AdamW step (lr 1e-5: first order) lowers a LoRA-wrapped Linear's loss."""
+    from peft import LoraConfig, get_peft_model
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(256, 256, bias=False))
+    net = get_peft_model(net, LoraConfig(r=r, lora_alpha=alpha, use_rslora=rslora, target_modules=["0"])).double()
+    x, target = torch.randn(64, 256, dtype=torch.float64), torch.randn(64, 256, dtype=torch.float64)
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-5, weight_decay=0.0)
+    loss = torch.nn.functional.mse_loss(net(x), target)
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        return float(loss - torch.nn.functional.mse_loss(net(x), target))
+
+
+def test_adam_step_predicts_how_far_rslora_moves_against_lora():
+    """adapter_summary's adam_step (scaling x r) predicts how far one real AdamW update moves the loss, relative to
+    LoRA's: rsLoRA r=16 alpha=8 (the old smoke setting, same scaling as LoRA's) twice as far; alpha=4 as far;
+    LoRA at twice the rank and the same alpha, as far (its scaling halves)."""
+    from helpers.train import adapter_summary
+    lora = adapter_summary({"method": "lora", "r": 8, "alpha": 16})
+    old = adapter_summary({"method": "rslora", "r": 16, "alpha": 8})
+    new = adapter_summary({"method": "rslora", "r": 16, "alpha": 4})
+    assert (lora["scaling"], old["scaling"]) == (2.0, 2.0) and (lora["adam_step"], old["adam_step"], new["adam_step"]) \
+        == (16.0, 32.0, 16.0)
+    wide = adapter_summary({"method": "lora", "r": 16, "alpha": 16})
+    base = _first_adam_step_loss_drop(8, 16, False)
+    for summary, rslora in ((old, True), (new, True), (wide, False)):
+        measured = _first_adam_step_loss_drop(summary["r"], summary["alpha"], rslora) / base
+        predicted = summary["adam_step"] / lora["adam_step"]
+        assert abs(measured / predicted - 1) < 0.15, f"r={summary['r']} alpha={summary['alpha']}: {measured:.2f}x"
+    smoke = config.load_profile("smoke")["models"]
+    steps = {name: adapter_summary(spec)["adam_step"] for name, spec in smoke.items()}
+    assert len(set(steps.values())) == 1, f"smoke adapters take different Adam steps: {steps}"

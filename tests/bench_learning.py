@@ -1,0 +1,188 @@
+"""Learning robustness of the smoke recipe: every adapter, over several seeds and 1 vs 2 torch threads, judged as the
+CI test judges it (not collected by pytest: no test_ prefix).
+
+    python tests/bench_learning.py [--seeds 1234 1 2] [--threads 1 2] [--jobs 2] [--out PATH]
+    make bench-learning
+
+Why: a recipe can learn on one CPU's floating-point kernels and collapse to one answer letter on another's (an Intel
+Xeon did, where an AMD EPYC passed). A different seed or thread count perturbs the numerics the same way, so a recipe
+that passes here across both is not tuned to one machine.
+
+Per seed: notebooks 00-02 (the pipeline's own path) build that seed's data split and curriculum; per thread count,
+`python -m helpers.train` trains the profile's three adapters (`seed` and `train.cpu_threads` as overrides); then the
+base and every adapter are scored on that seed's validation questions and judged by tests/_learning.py, the rule of
+tests/test_pipeline.py. 1-thread trainings run --jobs at a time; 2-thread ones run alone (2 threads on 2 busy cores
+spin-wait). Runs go under runs/bench/learning/; the table and runs/bench/learning.json hold the figures. Exit
+status 1 when any adapter fails the rule. About 30 minutes on 2 cores; --score-only judges a finished run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import _learning  # noqa: E402
+import bench_all  # noqa: E402
+
+PROFILE = "smoke"
+
+
+def overrides(seed: int, threads: int) -> dict:
+    """The profile keys a variant changes."""
+    return {"seed": seed, "train.cpu_threads": threads}
+
+
+def adapter_dir(runs: Path, seed: int, threads: int, model: str) -> Path:
+    """runs/bench/learning/s<seed>/models-t<threads>/<model>."""
+    return runs / f"s{seed}" / f"models-t{threads}" / model
+
+
+def build_data(seed: int) -> None:
+    """Notebooks 00-02 for this seed (env check, data split, curriculum)."""
+    from helpers import pipeline
+    pipeline.run_pipeline(PROFILE, f"s{seed}", {"seed": seed}, only=["00", "01", "02"])
+
+
+def train_one(runs: Path, seed: int, threads: int, model: str) -> dict:
+    """One adapter through `python -m helpers.train`; returns its training summary."""
+    out = adapter_dir(runs, seed, threads, model)
+    cmd = [sys.executable, "-m", "helpers.train", "--profile", PROFILE, "--model", model, "--run", f"s{seed}",
+           "--overrides", json.dumps(overrides(seed, threads)), "--out-dir", str(out), "--no-resume"]
+    t0 = time.time()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"training {model} (seed {seed}, {threads} threads) failed:\n{proc.stderr[-2000:]}")
+    summary = json.loads((out / "summary.json").read_text())
+    print(f"[bench-learning] trained {model} seed {seed} threads {threads}: loss {summary['chunk_losses']}, "
+          f"{time.time() - t0:.0f}s", flush=True)
+    return summary
+
+
+def train_all(runs: Path, seeds: list[int], threads: list[int], models: list[str], jobs: int) -> dict:
+    """Every (seed, threads, model): 1-thread jobs `jobs` at a time, multi-thread jobs one at a time."""
+    done = {}
+    single = [(s, t, m) for s in seeds for t in threads if t == 1 for m in models]
+    multi = [(s, t, m) for s in seeds for t in threads if t != 1 for m in models]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {key: pool.submit(train_one, runs, *key) for key in single}
+        for key, fut in futures.items():
+            done[key] = fut.result()
+    for key in multi:
+        done[key] = train_one(runs, *key)
+    return done
+
+
+def score_seed(runs: Path, seed: int, threads: list[int], models: list[str]) -> dict:
+    """Eval rows of the base and of every trained variant on this seed's validation questions."""
+    import torch
+    from helpers import config, evaluate, models as kit_models
+    cfg = config.load_profile(PROFILE, f"s{seed}", overrides(seed, 1))
+    records = evaluate.load_val(config.run_dir(cfg, "data") / "val.jsonl")
+    buckets = evaluate.assign_buckets(records)
+    model, tokenizer, _ = kit_models.load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation={},
+                                                for_training=False)
+    names = {}
+    for t in threads:
+        for m in models:
+            names[(t, m)] = f"{m}-t{t}"
+            model = kit_models.attach_adapter(model, adapter_dir(runs, seed, t, m), names[(t, m)])
+    model.eval()
+    torch.set_num_threads(1)  # scoring is not what varies: one thread, as the A-agent on the tiny model
+    rows = {"base": evaluate.score_member(model, tokenizer, "base", records, buckets)[0]}
+    for key, name in names.items():
+        rows[key] = evaluate.score_member(model, tokenizer, name, records, buckets)[0]
+    return {"records": records, "rows": rows}
+
+
+def kit_accuracy(rows: list[dict], ids: set[str], learnable: bool) -> float:
+    """Accuracy on the bundled (kit/*) questions inside (learnable) or outside the learnable set."""
+    sel = [r for r in rows if r["source"].startswith("kit/") and (r["id"] in ids) == learnable]
+    return round(_learning.accuracy(sel), 4) if sel else float("nan")
+
+
+def kit_favourite_share(rows: list[dict]) -> float:
+    """Share of all bundled (kit/*) questions given the favourite letter (where the unlearnable ones default)."""
+    return round(_learning.favourite([r for r in rows if r["source"].startswith("kit/")])[1], 4)
+
+
+def judge_all(scored: dict, seeds: list[int], threads: list[int], models: list[str], trained: dict) -> list[dict]:
+    """One row per (seed, threads, adapter): the CI rule's verdict plus what the other questions show."""
+    out = []
+    for seed in seeds:
+        records, rows = scored[seed]["records"], scored[seed]["rows"]
+        ids = _learning.learnable_ids(records)
+        for t in threads:
+            for m in models:
+                verdict = _learning.judge(rows["base"], rows[(t, m)], ids)
+                out.append({"seed": seed, "threads": t, "model": m, **verdict,
+                            "sampled_kit_accuracy": kit_accuracy(rows[(t, m)], ids, learnable=False),
+                            "sampled_kit_base": kit_accuracy(rows["base"], ids, learnable=False),
+                            "kit_favourite_share": kit_favourite_share(rows[(t, m)]),
+                            "chunk_losses": trained[(seed, t, m)]["chunk_losses"],
+                            "train_seconds": trained[(seed, t, m)]["train_seconds"]})
+    return out
+
+
+def table(rows: list[dict]) -> str:
+    """The figures as a Markdown table."""
+    head = ("| seed | threads | adapter | learnable acc. | base | chance | margin over base | favourite letter "
+            "| other kit questions (base) | verdict |\n|---|---|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in rows:
+        lines.append(f"| {r['seed']} | {r['threads']} | {r['model']} | {r['accuracy']:.1%} | {r['base']:.1%} | "
+                     f"{r['chance']:.1%} | {r['margin_over_base']:+.1%} | {r['favourite']} {r['favourite_share']:.0%} "
+                     f"| {r['sampled_kit_accuracy']:.1%} ({r['sampled_kit_base']:.1%}) | "
+                     f"{'ok' if r['ok'] else 'FAIL: ' + '; '.join(r['problems'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train, score and judge every variant; print the table, write the JSON."""
+    ap = argparse.ArgumentParser(prog="python tests/bench_learning.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1234, 1, 2])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--jobs", type=int, default=2, help="1-thread trainings at a time (default 2, one per core)")
+    ap.add_argument("--out", default=str(ROOT / "runs" / "bench" / "learning.json"))
+    ap.add_argument("--score-only", action="store_true", help="judge the adapters a previous run trained, again")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("KIT_CACHE_DIR", str(ROOT / "runs" / "_cache"))  # the tiny model every run shares
+    runs = ROOT / "runs" / "bench" / "learning"
+    os.environ["KIT_RUNS_DIR"] = str(runs)
+    from helpers import config
+    models = list(config.load_profile(PROFILE)["models"])
+    t0 = time.time()
+    if args.score_only:
+        trained = {(s, t, m): json.loads((adapter_dir(runs, s, t, m) / "summary.json").read_text())
+                   for s in args.seeds for t in args.threads for m in models}
+    else:
+        for seed in args.seeds:
+            build_data(seed)
+        trained = train_all(runs, args.seeds, args.threads, models, args.jobs)
+    scored = {seed: score_seed(runs, seed, args.threads, models) for seed in args.seeds}
+    rows = judge_all(scored, args.seeds, args.threads, models, trained)
+    failed = [r for r in rows if not r["ok"]]
+    print(table(rows))
+    print(f"[bench-learning] {len(rows) - len(failed)} of {len(rows)} adapters pass the CI rule "
+          f"(margin >= {_learning.MIN_MARGIN:.0%} over base and chance, favourite letter <= "
+          f"{_learning.MAX_FAVOURITE_SHARE:.0%}) in {time.time() - t0:.0f}s")
+    from helpers.io import write_json
+    write_json(args.out, {"rows": rows, "seeds": args.seeds, "threads": args.threads,
+                          "rule": {"min_margin": _learning.MIN_MARGIN,
+                                   "max_favourite_share": _learning.MAX_FAVOURITE_SHARE},
+                          "machine": bench_all.machine(),
+                          "seconds": round(time.time() - t0)})
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
