@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,13 +66,34 @@ def test_cli_rejects_bad_arguments_in_one_line():
         assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@contextlib.contextmanager
+def _terminal_to(path: Path):
+    """Send this process's stdout and stderr file descriptors, which the kernels it starts inherit, to a file."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "w", encoding="utf-8") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    """Run every existing notebook once on the smoke profile."""
+    """Run every existing notebook once on the smoke profile; what the kernels print goes to terminal.txt beside it."""
     mp = pytest.MonkeyPatch()
     mp.setenv("KIT_RUNS_DIR", str(tmp_path_factory.mktemp("pipeline-runs")))
     try:
-        results = pipeline.run_pipeline("smoke", "smoke")
+        with _terminal_to(config.runs_root() / "terminal.txt"):
+            results = pipeline.run_pipeline("smoke", "smoke")
         yield config.runs_root() / "smoke", results
     finally:
         mp.undo()
@@ -96,6 +119,16 @@ def test_smoke_pipeline_runs_every_notebook(smoke_run):
         assert needle not in text, f"report.md says {needle!r}"
     assert all(f"(notebooks/{name})" in text for name in names)
     assert "data:image/png;base64," in report_html.read_text(encoding="utf-8")
+
+
+@pytest.mark.pipeline
+def test_a_passing_pipeline_prints_no_error_or_traceback(smoke_run):
+    """Kernels write to the terminal the pipeline runs in: a passing run shows no ERROR line and no traceback
+    there (one did: "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.", see helpers.pipeline)."""
+    run, _ = smoke_run
+    lines = (run.parent / "terminal.txt").read_text(encoding="utf-8", errors="replace").splitlines()
+    bad = [line for line in lines if "ERROR" in line or "Traceback" in line]
+    assert not bad, "\n".join(bad[:10])
 
 
 @pytest.mark.pipeline
