@@ -6,11 +6,14 @@ this letter" is learnable at 1M parameters, and the answers sit on all four lett
 sampled distractors and the generated puzzles need reading the choices, which the tiny model cannot do: they stay
 near chance (reported by the benchmark, not judged).
 
-On those questions an adapter passes when both hold:
-- its accuracy is at least MIN_MARGIN over chance and over the untrained base;
-- it has no letter preference: its most frequent answer letter is given on at most MAX_FAVOURITE_SHARE of the
-  questions (the key's own most common letter covers ~28%). Accuracy alone does not show the task was learned:
-  an adapter that answers "B" on 72% of them still scored 50% (base 28%) by getting the B questions right.
+On those questions an adapter passes when all three hold:
+- its accuracy is at least MIN_MARGIN over the untrained base;
+- and at least MIN_MARGIN over the best single letter (always answering the key's most common letter, ~28-35%
+  of these questions), so no share of the margin can come from a letter preference;
+- and its most frequent answer letter is given on at most MAX_FAVOURITE_SHARE of the questions. An adapter
+  that answered "B" on 72% of them still scored 50% against the base's 28%; a collapse to one letter gives it
+  on 100%. A learner gives its favourite letter on its share of the key (~0.2-0.35) plus the errors it
+  defaults on: 0.30-0.46 over 3 seeds x 2 thread counts (tests/bench_learning.py).
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "data" / "general_mcq.jsonl"
-MIN_MARGIN = 0.15            # accuracy points over both chance and the base; measured 0.30-0.40 (bench_learning.py)
-MAX_FAVOURITE_SHARE = 0.45   # the key's most common letter is ~0.28; measured 0.30-0.41; a collapse is 0.7-1.0
+MIN_MARGIN = 0.15            # accuracy points over the base and the best single letter; measured 0.25-0.48
+MAX_FAVOURITE_SHARE = 0.55   # learners measured 0.30-0.46; letter preferences 0.64-0.74, a collapse 1.0
 
 
 def fixed_lists(path: Path = BUNDLED) -> set[tuple[str, ...]]:
@@ -47,6 +50,12 @@ def chance(rows: list[dict]) -> float:
     return sum(1 / len(r["probs"]) for r in rows) / len(rows)
 
 
+def best_single_letter(rows: list[dict]) -> float:
+    """The accuracy of always answering the key's most common letter (never below chance)."""
+    keys = Counter(r["answer"] for r in rows)
+    return max(keys.most_common(1)[0][1] / len(rows), chance(rows))
+
+
 def favourite(rows: list[dict]) -> tuple[str, float]:
     """The most often predicted letter and the share of rows it is given on."""
     letter, n = Counter(r["pred_letter"] for r in rows).most_common(1)[0]
@@ -60,15 +69,16 @@ def judge(base_rows: list[dict], rows: list[dict], ids: set[str]) -> dict:
         raise ValueError(f"only {len(mine)} learnable questions: too few for a margin to mean anything")
     if [r["id"] for r in mine] != [r["id"] for r in base]:
         raise ValueError("the adapter and the base were scored on different questions")
-    acc, base_acc, guess = accuracy(mine), accuracy(base), chance(mine)
+    acc, base_acc, guess, one_letter = accuracy(mine), accuracy(base), chance(mine), best_single_letter(mine)
     letter, share = favourite(mine)
     problems = []
-    if acc < guess + MIN_MARGIN:
-        problems.append(f"accuracy {acc:.3f} < chance {guess:.3f} + {MIN_MARGIN}")
+    if acc < one_letter + MIN_MARGIN:
+        problems.append(f"accuracy {acc:.3f} < best single letter {one_letter:.3f} + {MIN_MARGIN}")
     if acc < base_acc + MIN_MARGIN:
         problems.append(f"accuracy {acc:.3f} < base {base_acc:.3f} + {MIN_MARGIN}")
     if share > MAX_FAVOURITE_SHARE:
         problems.append(f"answers {letter} on {share:.0%} of questions (limit {MAX_FAVOURITE_SHARE:.0%})")
     return {"n": len(mine), "accuracy": round(acc, 4), "base": round(base_acc, 4), "chance": round(guess, 4),
-            "margin_over_base": round(acc - base_acc, 4), "margin_over_chance": round(acc - guess, 4),
+            "best_single_letter": round(one_letter, 4), "margin_over_base": round(acc - base_acc, 4),
+            "margin_over_best_letter": round(acc - one_letter, 4),
             "favourite": letter, "favourite_share": round(share, 4), "ok": not problems, "problems": problems}

@@ -135,12 +135,12 @@ def judge_all(scored: dict, seeds: list[int], threads: list[int], models: list[s
 
 def table(rows: list[dict]) -> str:
     """The figures as a Markdown table."""
-    head = ("| seed | threads | adapter | learnable acc. | base | chance | margin over base | favourite letter "
+    head = ("| seed | threads | adapter | learnable acc. | base | best single letter | margin over base | favourite letter "
             "| other kit questions (base) | verdict |\n|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         lines.append(f"| {r['seed']} | {r['threads']} | {r['model']} | {r['accuracy']:.1%} | {r['base']:.1%} | "
-                     f"{r['chance']:.1%} | {r['margin_over_base']:+.1%} | {r['favourite']} {r['favourite_share']:.0%} "
+                     f"{r['best_single_letter']:.1%} | {r['margin_over_base']:+.1%} | {r['favourite']} {r['favourite_share']:.0%} "
                      f"| {r['sampled_kit_accuracy']:.1%} ({r['sampled_kit_base']:.1%}) | "
                      f"{'ok' if r['ok'] else 'FAIL: ' + '; '.join(r['problems'])} |")
     return "\n".join(lines)
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in rows if not r["ok"]]
     print(table(rows))
     print(f"[bench-learning] {len(rows) - len(failed)} of {len(rows)} adapters pass the CI rule "
-          f"(margin >= {_learning.MIN_MARGIN:.0%} over base and chance, favourite letter <= "
+          f"(margin >= {_learning.MIN_MARGIN:.0%} over the base and the best single letter, favourite letter <= "
           f"{_learning.MAX_FAVOURITE_SHARE:.0%}) in {time.time() - t0:.0f}s")
     from helpers.io import write_json
     write_json(args.out, {"rows": rows, "seeds": args.seeds, "threads": args.threads,

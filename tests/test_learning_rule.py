@@ -10,7 +10,7 @@ import _learning
 
 
 def _rows(keys: list[int], preds: list[int]) -> list[dict]:
-    return [{"id": f"q{i}", "source": "kit/categories", "probs": [0.25] * 4, "pred_letter": "ABCD"[p],
+    return [{"id": f"q{i}", "source": "kit/categories", "probs": [0.25] * 4, "answer": k, "pred_letter": "ABCD"[p],
              "correct": p == k} for i, (k, p) in enumerate(zip(keys, preds))]
 
 
@@ -37,6 +37,15 @@ def test_learning_spread_over_the_letters_passes():
     preds = [k if rng.random() < 0.6 else rng.randrange(4) for k in KEYS]
     verdict = _learning.judge(BASE, _rows(KEYS, preds), IDS)
     assert verdict["ok"], verdict["problems"]
+
+
+def test_the_margin_is_over_the_best_single_letter_not_only_chance():
+    # A key that puts half the questions on A: answering A everywhere scores 50%, 25 points over chance.
+    keys = [0 if i % 2 else 1 + i % 3 for i in range(120)]
+    base = _rows(keys, [3] * 120)
+    verdict = _learning.judge(base, _rows(keys, [0 if i % 7 else k for i, k in enumerate(keys)]), IDS)
+    assert verdict["best_single_letter"] == 0.5 and verdict["accuracy"] >= verdict["chance"] + _learning.MIN_MARGIN
+    assert not verdict["ok"] and any("best single letter" in p for p in verdict["problems"])
 
 
 def test_rows_on_different_questions_are_refused():
