@@ -105,7 +105,7 @@ def score_seed(runs: Path, seed: int, variants: list[str], models: list[str]) ->
     for v in variants:
         for m in models:
             names[(v, m)] = f"{m}-{v}"
-            model = kit_models.attach_adapter(model, adapter_dir(runs, seed, v, m), names[(v, m)])
+            model = kit_models.attach_adapter(model, adapter_dir(runs, seed, v, m) / "adapter", names[(v, m)])
     model.eval()
     torch.set_num_threads(1)  # scoring is not what varies: one thread, as the A-agent on the tiny model
     rows = {"base": evaluate.score_member(model, tokenizer, "base", records, buckets)[0]}
