@@ -29,7 +29,7 @@ help:
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, memory vs seeds) -> runs/bench/bench.json"
-	@echo "make bench-learning [LEARNING_ARGS='--seeds 1 2']      the smoke adapters over 3 seeds x 3 numerics (1/2 threads, scalar kernels), judged as CI judges them (~45 min)"
+	@echo "make bench-learning [LEARNING_ARGS='--seeds 1 2']      the smoke adapters over 3 seeds x 3 numerics (1/2 threads, scalar kernels), judged as CI judges them (~50 min)"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
 	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"
 	@echo "make setup | clean | constraints"
@@ -108,7 +108,7 @@ bench: setup
 
 # Learning robustness (not timings): the smoke recipe's three adapters trained over seeds 1234, 1, 2 at 1 and 2 torch
 # threads and with the scalar CPU kernels, each judged by the CI test's rule (tests/_learning.py); exit 1 if any fails.
-# About 45 minutes on 2 cores.
+# About 50 minutes on 2 cores.
 LEARNING_ARGS ?=
 bench-learning: setup
 	$(PY) tests/bench_learning.py $(LEARNING_ARGS)

@@ -13,7 +13,7 @@ On those questions an adapter passes when all three hold:
 - and its most frequent answer letter is given on at most MAX_FAVOURITE_SHARE of the questions. An adapter
   that answered "B" on 72% of them still scored 50% against the base's 28%; a collapse to one letter gives it
   on 100%. A learner gives its favourite letter on its share of the key (~0.2-0.35) plus the errors it
-  defaults on: 0.30-0.46 over 3 seeds x 2 thread counts (tests/bench_learning.py).
+  defaults on: 0.29-0.46 over 3 seeds x 3 floating-point setups (tests/bench_learning.py).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "data" / "general_mcq.jsonl"
-MIN_MARGIN = 0.15            # accuracy points over the base and the best single letter; measured 0.25-0.48
-MAX_FAVOURITE_SHARE = 0.55   # learners measured 0.30-0.46; letter preferences 0.64-0.74, a collapse 1.0
+MIN_MARGIN = 0.15            # accuracy points over the base and the best single letter; measured 0.26-0.48
+MAX_FAVOURITE_SHARE = 0.55   # learners measured 0.29-0.46; the old recipe's DoRA 0.72, its rsLoRA 1.0 (collapse)
 
 
 def fixed_lists(path: Path = BUNDLED) -> set[tuple[str, ...]]:

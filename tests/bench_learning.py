@@ -17,7 +17,7 @@ Per seed: notebooks 00-02 (the pipeline's own path) build that seed's data split
 variant's environment); then the base and every adapter are scored on that seed's validation questions (one thread,
 default kernels) and judged by tests/_learning.py, the rule of tests/test_pipeline.py. 1-thread trainings run --jobs
 at a time; multi-thread ones alone (2 threads on 2 busy cores spin-wait). Runs go under runs/bench/learning/; the
-table and runs/bench/learning.json hold the figures. Exit status 1 when any adapter fails the rule. About 45 minutes
+table and runs/bench/learning.json hold the figures. Exit status 1 when any adapter fails the rule. About 50 minutes
 on 2 cores; --score-only judges adapters a previous run trained.
 """
 
