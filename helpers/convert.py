@@ -122,9 +122,10 @@ def classify(answer: str, question: str = "") -> str:
         return "number"
     if normalize_text(text) in _PLACE_KEYS:
         return "place"
-    if _TITLE.match(text) or (_PERSON_Q.search(question) and _name_like(text)):
+    name_like = _name_like(text)  # before the long question regexes: most phrase answers are not names
+    if _TITLE.match(text) or (name_like and _PERSON_Q.search(question)):
         return "person"
-    if _PLACE_Q.search(question) and _name_like(text):
+    if name_like and _PLACE_Q.search(question):
         return "place"
     return "phrase"
 
@@ -207,9 +208,13 @@ def _from_pool(pool: Pool, buckets: tuple[tuple, ...], forbidden: set[str], need
     """`need` distinct same-type answers from the first buckets that have them; [] if even all are too few."""
     out: list[str] = []
     taken = set(forbidden)
+    padded = [f" {f} " for f in forbidden]  # whole-word containment either way, padded once per question
 
     def ok(key: str) -> bool:
-        return key not in taken and not any(f" {f} " in f" {key} " or f" {key} " in f" {f} " for f in forbidden)
+        if key in taken:
+            return False
+        key = f" {key} "
+        return not any(f in key or key in f for f in padded)
 
     for bucket_key in buckets:
         bucket = pool.buckets.get(bucket_key, [])
@@ -369,8 +374,9 @@ def convert_item(item: dict, pool: Pool, *, seed: int, n_choices: int = 4, kind:
         picked, seen = [], set(forbidden)
         for cand in make(answer, rng):
             key = normalize_text(cand)
-            if key not in seen and _key(cand) not in seen:
-                seen |= {key, _key(cand)}
+            bare = _strip_article(key)  # _key(cand)
+            if key not in seen and bare not in seen:
+                seen |= {key, bare}
                 picked.append(cand)
                 if len(picked) == need:
                     break

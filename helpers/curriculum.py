@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from helpers import io
 from helpers.config import run_dir
 from helpers.io import InputError
-from helpers.records import validate
+from helpers.records import contains_any, validate
 
 Scorer = Callable[[dict], float]
 BUCKETS = ("easy", "medium", "hard")
@@ -89,6 +89,9 @@ def source_prior(source: str, topic: str = "") -> float:
     return DEFAULT_PRIOR
 
 _ANY_HARD = re.compile("|".join(f"(?:{p.pattern})" for p in HARD_PATTERNS))
+# Each hard pattern starts with a plain phrase ("analy", "which of the following "); substring tests for those
+# phrases rule out most questions faster than the regex scan (a new pattern without one fails here, at import).
+_HARD_PHRASES = tuple(re.match(r"\\b([a-z0-9 ]+)", p.pattern)[1] for p in HARD_PATTERNS)
 _ANY_EASY = re.compile("|".join(f"(?:{p.pattern})" for p in EASY_PATTERNS))
 
 
@@ -97,14 +100,17 @@ def text_score(question: str, choices: list[str]) -> float:
     score = 5.0
     # Length, continuous so ties stay rare: 15 words (a typical MMLU stem) +0, 50 words +2.0 as in the seeds,
     # capped there; very short factoids down to -0.5.
-    words = len(question.split())
-    score += min(max((words - 15) / 17.5, -0.5), 2.0)
+    words = question.lower().split()  # lower() changes no whitespace: the same words as question.split()
+    score += min(max((len(words) - 15) / 17.5, -0.5), 2.0)
     # Long options take reading: one-word options +0, ten-word (sentence) options +1.0, capped there.
-    mean_choice = sum(len(c.split()) for c in choices) / max(len(choices), 1)
+    mean_choice = len(" ".join(choices).split()) / max(len(choices), 1)  # words of all choices, one split
     score += min(max((mean_choice - 1) / 9, 0.0), 1.0)
-    text = " ".join(question.lower().split())
-    # One combined search first: most questions match no hard phrase, and then one regex call replaces eleven.
-    hard = sum(1 for p in HARD_PATTERNS if p.search(text)) if _ANY_HARD.search(text) else 0
+    text = " ".join(words)
+    # Cheap tests first: most questions hold no hard phrase, and then no regex runs; else one combined search,
+    # and only for the few that match, the eleven patterns one by one.
+    hard = 0
+    if contains_any(text, _HARD_PHRASES) and _ANY_HARD.search(text):
+        hard = sum(1 for p in HARD_PATTERNS if p.search(text))
     if hard:
         score += min(1.5 + 0.5 * (hard - 1), 2.5)
     elif _ANY_EASY.search(text):
@@ -172,6 +178,16 @@ def chunk_sizes(n: int, chunks: int) -> list[int]:
     return [q + 1 if i < r else q for i in range(chunks)]
 
 
+def _checked_score(d: Any, i: int, rec: dict) -> float:
+    """A scorer's value as a float in 0..10, or a located InputError saying what is wrong with it."""
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d):
+        raise InputError(None, f"{i} (id {rec.get('id')!r})", "difficulty", f"scorer returned {d!r}, not a finite number")
+    if not 0.0 <= d <= 10.0:
+        raise InputError(None, f"{i} (id {rec.get('id')!r})", "difficulty",
+                         f"scorer returned {d}, outside 0..10 (map model scores onto 0..10, e.g. 10 * (1 - p))")
+    return float(d)
+
+
 def order_and_chunk(records: list[dict], *, chunks: int, scorer: Scorer | str = "heuristic", seed: int,
                     progress: bool = False) -> list[dict]:
     """Copies of the records, easy to hard (ties in seeded-shuffle order), with difficulty, bucket and chunk."""
@@ -184,25 +200,22 @@ def order_and_chunk(records: list[dict], *, chunks: int, scorer: Scorer | str = 
     if progress:
         from tqdm.auto import tqdm
         items = tqdm(records, desc="scoring", unit="q")
-    scored = []
-    for i, rec in enumerate(items):
-        d = fn(rec)
-        if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d):
-            raise InputError(None, f"{i} (id {rec.get('id')!r})", "difficulty", f"scorer returned {d!r}, not a finite number")
-        if not 0.0 <= d <= 10.0:
-            raise InputError(None, f"{i} (id {rec.get('id')!r})", "difficulty",
-                             f"scorer returned {d}, outside 0..10 (map model scores onto 0..10, e.g. 10 * (1 - p))")
-        scored.append(float(d))
-    order = list(range(len(records)))
-    random.Random(seed).shuffle(order)  # ties follow this shuffle, never the input order
-    order.sort(key=lambda i: scored[i])  # stable sort keeps the shuffled order within a tie
-    out, pos = [], 0
-    for c, size in enumerate(chunk_sizes(len(records), chunks)):
-        for i in order[pos:pos + size]:
-            rec = {**records[i], "choices": list(records[i]["choices"])}  # shallow: 10x cheaper than deepcopy
-            rec.update(difficulty=scored[i], bucket=bucket(scored[i]), chunk=c)
-            out.append(rec)
-        pos += size
+    with io.gc_paused():  # one new dict and list per record: see gc_paused
+        scored = []
+        for i, rec in enumerate(items):
+            d = fn(rec)
+            if type(d) is not float or not 0.0 <= d <= 10.0:  # a float in range (the usual) needs no more checks
+                d = _checked_score(d, i, rec)
+            scored.append(d)
+        order = list(range(len(records)))
+        random.Random(seed).shuffle(order)  # ties follow this shuffle, never the input order
+        order.sort(key=scored.__getitem__)  # stable sort keeps the shuffled order within a tie
+        out, pos = [], 0
+        for c, size in enumerate(chunk_sizes(len(records), chunks)):
+            for i in order[pos:pos + size]:
+                rec, d = records[i], scored[i]  # shallow copy, 10x cheaper than deepcopy; choices copied too
+                out.append({**rec, "choices": list(rec["choices"]), "difficulty": d, "bucket": bucket(d), "chunk": c})
+            pos += size
     return out
 
 

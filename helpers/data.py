@@ -9,7 +9,6 @@ both in total and per source. Conversion is not a bucket: a converted open-ended
 from __future__ import annotations
 
 import argparse
-import gc
 import hashlib
 import importlib
 import random
@@ -19,11 +18,11 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from helpers import convert, io
 from helpers.io import InputError
-from helpers.records import LETTERS, RecordError, dedupe_key, validate
+from helpers.records import LETTERS, RecordError, contains_any, dedupe_key, validate
 
 BAD_INPUT = ("empty_question", "empty_answer", "non_text_field")  # the file's fault, not the pool's: strict stops
 # Choices that point at other choices ("all of the above", "both A and B") only make sense where they are.
@@ -56,8 +55,15 @@ class Ledger:
         self.sources[source]["dropped"] += n
         self.examples.setdefault(reason, message)
 
+    def count(self, sources: Iterable[str], *columns: str) -> None:
+        """Add one to each of `columns` per source name in `sources` (tallied first: one update per source)."""
+        for source, n in Counter(sources).items():
+            row = self.sources[source]
+            for column in columns:
+                row[column] += n
 
-@dataclass
+
+@dataclass(slots=True)  # no per-instance __dict__: one object less per record for the collector, quicker fields
 class Item:
     """A record on its way through the build, with the file it came from (for located messages)."""
 
@@ -73,9 +79,9 @@ def _src(rec: dict) -> str:
     return str(rec.get("source") or "unknown")
 
 
-def _hash(seed: int, text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{seed}\x1f{text}".encode("utf-8", "surrogatepass"),
-                                          digest_size=8).digest(), "big")
+def _hash(seed: int, text: str) -> bytes:
+    """A seeded sort key: 8 bytes of blake2b (bytes of one length sort as their big-endian integers would)."""
+    return hashlib.blake2b(f"{seed}\x1f{text}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
 def read_sources(sources: list[str], ledger: Ledger, *, tolerant: bool, fmt: str | None = None,
@@ -93,13 +99,10 @@ def read_sources(sources: list[str], ledger: Ledger, *, tolerant: bool, fmt: str
             res.check()
             # a bad row's own source is unknown: in a multi-source file it is counted under the file's name
             owner = res.source if res.source and "," not in res.source else Path(res.path).name
-            for rec in res.records:
-                native.append(Item(rec, res.path, checked=True))
-                ledger.sources[_src(rec)]["read"] += 1
-            for q in res.open_ended:
-                open_ended.append(Item(q, res.path))
-                ledger.sources[_src(q)]["read"] += 1
-                ledger.sources[_src(q)]["open_ended"] += 1
+            native += [Item(rec, res.path, checked=True) for rec in res.records]
+            open_ended += [Item(q, res.path) for q in res.open_ended]
+            ledger.count(map(_src, res.records), "read")
+            ledger.count(map(_src, res.open_ended), "read", "open_ended")
             if res.unlabeled or res.dropped:
                 ledger.sources[owner]["read"] += res.unlabeled + sum(res.dropped.values())
                 ledger.sources[owner]["unlabeled"] += res.unlabeled
@@ -125,8 +128,8 @@ def convert_items(items: list[Item], ledger: Ledger, *, seed: int, tolerant: boo
                 raise exc from None
             ledger.drop("convert", exc.reason, _src(it.rec), str(exc))
             continue
-        ledger.sources[_src(rec)]["converted"] += 1
         out.append(Item(rec, it.path))
+    ledger.count((_src(it.rec) for it in out), "converted")
     return out, pool.types
 
 
@@ -136,8 +139,7 @@ def generate_puzzles(n: int, ledger: Ledger, *, seed: int) -> list[Item]:
         return []
     puzzles = importlib.import_module("helpers.puzzles")  # lazy: only builds that ask for puzzles pay for it
     out = [Item(rec, "helpers.puzzles") for rec in puzzles.generate(n, seed=seed)]
-    for it in out:
-        ledger.sources[_src(it.rec)]["generated"] += 1
+    ledger.count((_src(it.rec) for it in out), "generated")
     return out
 
 
@@ -224,9 +226,9 @@ def positional(choices: list[str]) -> bool:
     """True if a choice refers to others by place ('all of the above', 'both A and B'): order must stay."""
     text = "\n".join(choices).casefold()
     # cheap tests first (~2 us), the regex (~10 us on 100 characters) only for the few candidates left
-    if not any(h in text for h in _HINTS):
+    if not contains_any(text, _HINTS):
         named = "option" in text or "choice" in text
-        if not named and not any(h in text for h in _JOINS):
+        if not named and not contains_any(text, _JOINS):
             return False
         tokens = set(text.replace("(", " ").replace(")", " ").split())
         # "both A and B" needs a letter other than the article "a"; "option A" may name A itself
@@ -261,17 +263,25 @@ def balance_letters(records: list[dict], *, seed: int) -> int:
         targets = targets[:len(movable)]
         rng.shuffle(targets)
         for rec, target in zip(movable, targets):
-            answer = rec["choices"][rec["answer"]]
-            others = rec["choices"][:rec["answer"]] + rec["choices"][rec["answer"] + 1:]
+            others = rec["choices"].copy()
+            answer = others.pop(rec["answer"])
             rng.shuffle(others)
-            rec["choices"] = others[:target] + [answer] + others[target:]
-            rec["answer"] = target
+            others.insert(target, answer)
+            rec["choices"], rec["answer"] = others, target
     return fixed_total
 
 
 def letter_counts(records: list[dict]) -> dict[str, int]:
     """How often each answer letter occurs."""
-    counts = Counter(LETTERS[r["answer"]] for r in records)
+    return _letters(Counter((len(r["choices"]), r["answer"]) for r in records))
+
+
+def _letters(pairs: Counter, n_choices: int | None = None) -> dict[str, int]:
+    """Letter counts, sorted by letter, from a Counter of (choice count, answer index); one choice count or all."""
+    counts: Counter = Counter()
+    for (n, answer), k in pairs.items():
+        if n_choices is None or n == n_choices:
+            counts[LETTERS[answer]] += k
     return {k: counts[k] for k in sorted(counts)}
 
 
@@ -279,14 +289,9 @@ def build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed:
                  fmt: str | None = None, progress: bool = False, balance: bool = True,
                  log: Callable[[str], None] | None = None) -> tuple[list[dict], list[dict], dict]:
     """The whole build in memory: (train, val, report without provenance); build_dataset writes it."""
-    enabled = gc.isenabled()
-    gc.disable()  # ~1M small acyclic objects per 50,000 rows: the collector's passes over them cost ~10% CPU
-    try:
+    with io.gc_paused():  # ~1M small acyclic objects per 50,000 rows: the collector's passes over them cost ~10% CPU
         return _build_splits(sources, puzzles=puzzles, val_fraction=val_fraction, seed=seed, tolerant=tolerant,
                              fmt=fmt, progress=progress, log=log, balance=balance)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed: int, tolerant: bool,
@@ -323,9 +328,7 @@ def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed
     fixed = balance_letters(train, seed=seed) + balance_letters(val, seed=seed + 1) if balance else None
     timed("split", len(items))
     for side, recs in (("train", train), ("val", val)):
-        for rec in recs:
-            ledger.sources[rec["source"]][side] += 1
-            ledger.sources[rec["source"]]["kept"] += 1
+        ledger.count((rec["source"] for rec in recs), side, "kept")
     report = _report(ledger, train, val, types=types, moved=moved, fixed=fixed, val_fraction=val_fraction)
     return train, val, report
 
@@ -342,6 +345,9 @@ def _report(ledger: Ledger, train: list[dict], val: list[dict], *, types: Counte
     if totals["dropped"] != sum(ledger.dropped.values()) or totals["kept"] != len(train) + len(val):
         raise AssertionError(f"ledger out of step: {totals} vs {sum(ledger.dropped.values())} dropped by reason, "
                              f"{len(train) + len(val)} written")
+    sides = {"train": train, "val": val}
+    # both letter tables from one pass per side: (choice count, answer index) -> records
+    pairs = {side: Counter((len(r["choices"]), r["answer"]) for r in recs) for side, recs in sides.items()}
     return {
         "invariant": "read + generated == kept + unlabeled + dropped (in total and per source)",
         "totals": totals,
@@ -351,10 +357,9 @@ def _report(ledger: Ledger, train: list[dict], val: list[dict], *, types: Counte
         "per_source": per_source,
         "inputs": ledger.files,
         "answer_types": dict(types.most_common()),
-        "letters": {"train": letter_counts(train), "val": letter_counts(val)},
-        "letters_by_choice_count": {side: {str(n): letter_counts([r for r in recs if len(r["choices"]) == n])
-                                           for n in sorted({len(r["choices"]) for r in recs})}
-                                    for side, recs in (("train", train), ("val", val))},
+        "letters": {side: _letters(p) for side, p in pairs.items()},
+        "letters_by_choice_count": {side: {str(n): _letters(p, n) for n in sorted({n for n, _ in p})}
+                                    for side, p in pairs.items()},
         "split": {"val_fraction": val_fraction, "moved_to_train": moved,
                   "rule": "per source about round(n*f) to val in whole same-stem groups, at least 1 if n >= 2, "
                           "never all; a val question whose normalised text is also in train moves to train"},

@@ -21,7 +21,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from helpers.io import InputError
-from helpers.records import RecordError, make_record, normalize_text
+from helpers.records import RecordError, make_record, normalize_text, undecodable
 
 if TYPE_CHECKING:
     from helpers.readers import ReadResult
@@ -37,7 +37,7 @@ def text_field(value: Any, name: str, *, allow_empty: bool = False) -> str:
         raise RecordError("missing_field", "is missing", field=name)
     if not isinstance(value, str):
         raise RecordError("non_text_field", f"expected text, got {type(value).__name__}", field=name)
-    if "\ufffd" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+    if undecodable(value):  # U+FFFD or a lone surrogate
         raise RecordError("bad_encoding", "contains undecodable characters (U+FFFD or surrogates)", field=name)
     value = value.replace("\r\n", "\n").strip()
     if not value and not allow_empty:
@@ -63,8 +63,9 @@ def open_question(*, id: str, source: str, question: Any, answer_text: Any, alia
     seen, kept = {normalize_text(answer)}, []
     for i, alias in enumerate(aliases):
         alias = text_field(alias, f"aliases[{i}]", allow_empty=True)
-        if alias and normalize_text(alias) not in seen:
-            seen.add(normalize_text(alias))
+        key = normalize_text(alias)
+        if alias and key not in seen:
+            seen.add(key)
             kept.append(alias)
     return {"id": id, "source": source, "question": text_field(question, "question"), "answer_text": answer,
             "aliases": kept, "topic": topic, "explanation": explanation}

@@ -149,8 +149,10 @@ def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str] | Rec
             last = reader.line_num
             continue
         first, last = last + 1, reader.line_num
-        if any(cell.strip() for cell in row):  # a quoted newline in a CRLF file keeps its \r: drop it
-            yield first, [cell.replace("\r\n", "\n") for cell in row]
+        joined = "".join(row)
+        if joined.strip():  # some cell is not blank
+            # a quoted newline in a CRLF file keeps its \r: drop it
+            yield first, [cell.replace("\r\n", "\n") for cell in row] if "\r" in joined else row
 
 
 # ---------------------------------------------------------------- the format readers
@@ -199,7 +201,8 @@ def _read_arc(path: Path, res: ReadResult, tolerant: bool) -> None:
         obqa = "fact1" in first or re.fullmatch(r"\d+(-\d+)?", str(first.get("id", ""))) is not None
         res.source = _source_from_path(path) or ("openbookqa" if obqa else "arc")
 
-    collect(res, rows, lambda row: arc_row(row, res.source, f"{path.stem}-{res.read}"), tolerant=tolerant)
+    stem = path.stem  # a Path property: computed once, not per row
+    collect(res, rows, lambda row: arc_row(row, res.source, f"{stem}-{res.read}"), tolerant=tolerant)
 
 
 def _split_packed(packed: str) -> list[str]:
@@ -250,7 +253,8 @@ def _read_sciq(path: Path, res: ReadResult, tolerant: bool) -> None:
     text = _text(path)
     rows = _json_array_rows(path, text) if text.lstrip().startswith("[") else _jsonl_rows(path)
     res.source = res.source or "sciq"
-    collect(res, rows, lambda row: sciq_row(row, res.source, f"{path.stem}-{res.read}"), tolerant=tolerant)
+    stem = path.stem
+    collect(res, rows, lambda row: sciq_row(row, res.source, f"{stem}-{res.read}"), tolerant=tolerant)
 
 
 def _read_triviaqa(path: Path, res: ReadResult, tolerant: bool) -> None:
@@ -269,7 +273,8 @@ def _read_triviaqa(path: Path, res: ReadResult, tolerant: bool) -> None:
 
 def _read_hellaswag(path: Path, res: ReadResult, tolerant: bool) -> None:
     res.source = res.source or "hellaswag"
-    collect(res, _jsonl_rows(path), lambda row: hellaswag_row(row, res.source, f"{path.stem}-{res.read}"),
+    stem = path.stem
+    collect(res, _jsonl_rows(path), lambda row: hellaswag_row(row, res.source, f"{stem}-{res.read}"),
             tolerant=tolerant)
 
 
@@ -288,7 +293,8 @@ def _read_winogrande(path: Path, res: ReadResult, tolerant: bool) -> None:
                                               "(line N labels row N, so the counts must match)")
     res.source = res.source or "winogrande"
     # label line N belongs to row N, also when row N itself is unreadable: pair by position via res.read
-    collect(res, rows, lambda row: winogrande_row(row, res.source, f"{path.stem}-{res.read}",
+    stem = path.stem
+    collect(res, rows, lambda row: winogrande_row(row, res.source, f"{stem}-{res.read}",
                                                    None if listed is None else listed[res.read - 1]),
             tolerant=tolerant)
 

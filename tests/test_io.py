@@ -47,3 +47,30 @@ def test_bad_jsonl_line_names_file_and_line(tmp_path):
     with pytest.raises(io.InputError) as info:
         io.read_jsonl(path)
     assert str(path) in str(info.value) and "line 2" in str(info.value)
+
+
+def test_gc_paused_restores_the_collector_as_it_found_it():
+    import gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with pytest.raises(RuntimeError), io.gc_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("stage failed")
+        assert gc.isenabled()  # back on after an error too
+        gc.disable()
+        with io.gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_write_jsonl_writes_what_json_dumps_would(tmp_path):
+    import json
+
+    recs = [{"q": "Zoë's café — naïve?", "n": 1.5, "l": [1, None, True]}, {}]
+    io.write_jsonl(tmp_path / "x.jsonl", recs)
+    want = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+    assert (tmp_path / "x.jsonl").read_text(encoding="utf-8") == want
