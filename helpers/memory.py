@@ -81,6 +81,7 @@ KNOWN_MODELS: dict[str, dict] = {
     "Qwen/Qwen3-4B": _cfg("qwen3", 2560, 9728, 36, 32, 8, 151936, True, head_dim=128),
     "Qwen/Qwen3-235B-A22B": _cfg("qwen3_moe", 4096, 12288, 94, 64, 4, 151936, False, head_dim=128,
                                  num_experts=128, num_experts_per_tok=8, moe_intermediate_size=1536),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": _cfg("llama", 576, 1536, 30, 9, 3, 49152, True),  # model.base: smollm2-135m
     "meta-llama/Llama-3.1-8B": _cfg("llama", 4096, 14336, 32, 32, 8, 128256, False),
     "meta-llama/Llama-3.1-70B": _cfg("llama", 8192, 28672, 80, 64, 8, 128256, False),
 }

@@ -1,4 +1,4 @@
-"""Load a base model + tokenizer (tiny, hub id or local dir; Unsloth or transformers) and attach adapters.
+"""Load a base model + tokenizer (tiny, packaged, hub id or local dir; Unsloth or transformers), attach adapters.
 
 Import seam: Unsloth patches transformers/peft/trl when it is imported, so it must be imported BEFORE
 them in the process. Nothing in this module (nor helpers.train / helpers.telemetry / helpers.prompts)
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from helpers.io import InputError, package_version
+from helpers.packaged_models import ensure_packaged_model, is_packaged
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16"}
@@ -136,6 +137,8 @@ def _resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Pa
     if str(base) == "tiny":
         from helpers.tinymodel import ensure_tiny_model
         return ensure_tiny_model(**(tiny_kwargs or {})), "tiny"
+    if is_packaged(str(base)):  # a real model from a wheel, converted once into the cache
+        return ensure_packaged_model(str(base)), "packaged"
     path = Path(os.path.expanduser(str(base)))
     if path.exists():
         if not (path / "config.json").exists():

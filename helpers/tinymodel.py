@@ -17,10 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import config
+from helpers import config, model_cache
 from helpers.io import read_json, read_jsonl, stamp, write_json
+from helpers.model_cache import sha256_file
 
 BUILDER_VERSION = 4  # bump when the build recipe changes, so old caches are not reused
+MARKER = "tiny_build.json"  # written last: its presence (with matching file hashes) marks a finished build
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")  # ids 0, 1, 2
 # Qwen2's pre-tokenizer pattern (transformers' tokenization_qwen2 PRETOKENIZE_REGEX): the reloaded Qwen2
 # tokenizer rebuilds its pipeline from this, so the tiny tokenizer must split text the same way.
@@ -76,10 +78,6 @@ def data_dir() -> Path:
     return config.project_root() / "data"
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def build_hash(spec: TinySpec, data: Path) -> str:
     """Short hash of the spec, the recipe version, the library versions and the bundled files' bytes."""
     import tokenizers
@@ -88,7 +86,7 @@ def build_hash(spec: TinySpec, data: Path) -> str:
 
     key = {"spec": dataclasses.asdict(spec), "builder": BUILDER_VERSION, "puzzle_text": PUZZLE_TEXT,
            "versions": [transformers.__version__, tokenizers.__version__, torch.__version__],
-           "data": {name: _sha256(data / name) for name in BUNDLED_FILES}}
+           "data": {name: sha256_file(data / name) for name in BUNDLED_FILES}}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -261,16 +259,12 @@ def _write_model(model, out: Path) -> None:
 
 def is_complete(path: Path) -> bool:
     """A finished build: tiny_build.json present and every file it lists has the recorded sha256."""
-    try:
-        info = read_json(path / "tiny_build.json")
-        return bool(info["files"]) and all(_sha256(path / n) == h for n, h in info["files"].items())
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+    return model_cache.is_complete(path, MARKER)
 
 
 def _is_current(path: Path, spec: TinySpec) -> bool:
     """Finished, and built from these parameters and this data (an out_dir may hold an older build)."""
-    return is_complete(path) and read_json(path / "tiny_build.json").get("hash") == build_hash(spec, data_dir())
+    return is_complete(path) and read_json(path / MARKER).get("hash") == build_hash(spec, data_dir())
 
 
 def cache_path(spec: TinySpec) -> Path:
@@ -298,7 +292,7 @@ def build_tiny_model(*, out_dir: str | os.PathLike | None = None, warmup_steps: 
         with _one_thread():
             _build_into(tmp, spec, progress=progress and not os.environ.get("KIT_HEADLESS"))
         tmp.chmod(0o755)
-        _install(tmp, final)
+        model_cache.install_dir(tmp, final, MARKER)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
@@ -335,26 +329,13 @@ def _build_into(tmp: Path, spec: TinySpec, *, progress: bool) -> None:
     _write_model(model, tmp)
     for path in tmp.iterdir():
         path.chmod(0o644)  # atomic writes create 0600 files; the cache may be read by another user's kernel
-    files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-    info = write_json(tmp / "tiny_build.json", {  # written last: its presence marks a finished build
+    files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+    info = write_json(tmp / MARKER, {  # written last: its presence marks a finished build
         "spec": dataclasses.asdict(spec), "hash": build_hash(spec, data), "builder_version": BUILDER_VERSION,
         "n_params": sum(p.numel() for p in model.parameters()), "vocab_size": tok.get_vocab_size(),
-        "data_sha256": {n: _sha256(data / n) for n in BUNDLED_FILES}, "warmup": warm,
+        "data_sha256": {n: sha256_file(data / n) for n in BUNDLED_FILES}, "warmup": warm,
         "wall_time_s": round(time.time() - t0, 1), "files": files, "stamp": stamp(dataclasses.asdict(spec))})
     info.chmod(0o644)
-
-
-def _install(tmp: Path, final: Path) -> None:
-    """Move a finished build into place; a stale or half-written directory there is moved aside and removed."""
-    if final.exists():
-        trash = final.with_name(f".{final.name}.{os.getpid()}.old")
-        os.rename(final, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-    try:
-        os.rename(tmp, final)
-    except OSError:
-        if not is_complete(final):  # another process won the race with a finished build: keep theirs
-            raise
 
 
 def ensure_tiny_model(*, warmup_steps: int | None = None, seed: int | None = None, progress: bool = True) -> Path:

