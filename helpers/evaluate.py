@@ -21,6 +21,12 @@ ROW_FIELDS = ("id", "source", "topic", "bucket", "answer", "probs", "pred", "cor
 GROUPS = ("source", "topic", "bucket")
 ECE_BINS = 10  # equal-width confidence bins; with 352 smoke questions that is ~35 per bin on average
 Z95 = 1.96
+# A member that gives one letter on more than this share of the questions is flagged as collapsed. On a key
+# balanced over four letters a learner gives its favourite on ~25-46% (the smoke adapters: 29-46% over 3 seeds x
+# 3 floating-point setups); a collapse gives it on 100%, and a real 135M model's base gives "B" on ~54%.
+COLLAPSE_SHARE = 0.55
+COLLAPSE_ADVICE = ("its loss can fall while it learns only a letter: halve train.lr_start, keep "
+                   "data.balance_letters on, check the loss goes below the uniform-guess line, compare with the base")
 
 
 # ---------------------------------------------------------------- inputs
@@ -159,13 +165,25 @@ def letter_bias(rows: list[dict]) -> list[dict]:
     return out
 
 
+def favourite_letter(rows: list[dict]) -> dict:
+    """The letter a member gives most often, on what share of the questions, how often the key is that letter,
+    and whether that share is a collapse (over COLLAPSE_SHARE)."""
+    picks = Counter(r["pred"] for r in rows if r["pred"] is not None)
+    if not picks:
+        return {"letter": None, "share": 0.0, "key_share": 0.0, "collapsed": False}
+    j, n = picks.most_common(1)[0]
+    share = n / len(rows)
+    return {"letter": LETTERS[j], "share": share, "key_share": sum(r["answer"] == j for r in rows) / len(rows),
+            "collapsed": share > COLLAPSE_SHARE}
+
+
 def summarise(rows: list[dict], bins: int = ECE_BINS) -> dict:
     """Everything notebook 06 reports for one member: overall, per group, calibration, letter bias, parse rate."""
     overall = accuracy_by(rows)[0]
     return {"n": overall["n"], "accuracy": overall["accuracy"], "ci95": [overall["ci_low"], overall["ci_high"]],
             "parse_rate": sum(bool(r.get("parsed", True)) for r in rows) / len(rows),
             **{f"by_{g}": accuracy_by(rows, g) for g in GROUPS},
-            "calibration": calibration(rows, bins), "letter_bias": letter_bias(rows)}
+            "calibration": calibration(rows, bins), "letter_bias": letter_bias(rows), "favourite": favourite_letter(rows)}
 
 
 def deltas(base_rows: list[dict], rows: list[dict], key: str = "source") -> list[dict]:

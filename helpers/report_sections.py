@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers.evaluate import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.report_render import Block
 
@@ -228,6 +229,14 @@ def accuracy_section(ctx: Ctx, ev: dict | None, ens: dict | None) -> list[Block]
              rows)] if rows else []
 
 
+def _favourite(fav: dict | None) -> str:
+    """'B 54% (key 26%)', with COLLAPSED when over the bound; '' for summaries written before the field."""
+    if not fav or fav.get("letter") is None:
+        return ""
+    flag = " COLLAPSED" if fav.get("collapsed") else ""
+    return f"{fav['letter']} {pct(fav['share'])} (key {pct(fav.get('key_share'))}){flag}"
+
+
 def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
     """eval/summary.json: each member's accuracy, interval, calibration, speed; the letters-vs-generate timing."""
     timing = ev.get("timing") or {}
@@ -235,9 +244,14 @@ def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
                               f"chance {pct(ev.get('chance'))}; skipped: "
                               + (", ".join(f"{k} ({v})" for k, v in (ev.get("skipped") or {}).items()) or "none") + ".")]
     rows = [[n, pct(s["accuracy"]), f"{pct(s['ci95'][0])} to {pct(s['ci95'][1])}",
-             num((s.get("calibration") or {}).get("ece"), 3), pct(s.get("parse_rate")),
+             num((s.get("calibration") or {}).get("ece"), 3), pct(s.get("parse_rate")), _favourite(s.get("favourite")),
              num((timing.get(n) or {}).get("questions_per_s"), 1)] for n, s in ev["models"].items()]
-    out.append(("table", ["member", "accuracy", "95% interval", "ECE", "parsed", "questions/s"], rows))
+    out.append(("table", ["member", "accuracy", "95% interval", "ECE", "parsed", "favourite letter", "questions/s"],
+                rows))
+    collapsed = [n for n, s in ev["models"].items() if (s.get("favourite") or {}).get("collapsed")]
+    if collapsed:
+        out.append(("note", f"Collapsed to one letter: {', '.join(collapsed)} ({COLLAPSE_SHARE:.0%}+ of answers on "
+                            f"its favourite). A model {COLLAPSE_ADVICE}."))
     cmp = ev.get("comparison")
     if isinstance(cmp, dict) and "ratio" in cmp:
         out.append(("p", f"Letter scoring ran {cmp['ratio']:.2f}x the questions/s of generate-and-parse on "

@@ -137,3 +137,15 @@ def test_charts_are_written(tmp_path):
     evalplots.plot_deltas({"m1": evaluate.deltas(rows, other)}, paths[3])
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+
+
+def test_favourite_letter_flags_a_collapse_and_not_a_learner():
+    learner = _rows([(j % 4, [0.7 if k == j % 4 else 0.1 for k in range(4)], "kit/a") for j in range(8)])
+    fav = evaluate.favourite_letter(learner)
+    assert fav["share"] == 0.25 and fav["key_share"] == 0.25 and not fav["collapsed"]
+    stuck = _rows([(j % 4, [0.1, 0.7, 0.1, 0.1] if j < 5 else [0.7, 0.1, 0.1, 0.1], "kit/a") for j in range(8)])
+    fav = evaluate.favourite_letter(stuck)  # "B" on 5 of 8 (62.5%) where the key is B on 2
+    assert fav == {"letter": "B", "share": 0.625, "key_share": 0.25, "collapsed": True}
+    assert evaluate.summarise(stuck)["favourite"]["collapsed"]
+    just_under = _rows([(0, [0.1, 0.7, 0.1, 0.1] if j < 11 else [0.7, 0.1, 0.1, 0.1], "kit/a") for j in range(20)])
+    assert evaluate.favourite_letter(just_under)["share"] == 0.55 and not evaluate.favourite_letter(just_under)["collapsed"]

@@ -81,7 +81,10 @@ def make_run(run: Path) -> Path:
     _json(run / "eval" / "summary.json", {
         "method": "letters", "n_questions": 8, "members": ["base", *MODELS], "skipped": {}, "chance": 0.25,
         "models": {m: {"n": 8, "accuracy": 0.375 + i / 8, "ci95": [0.1, 0.7], "parse_rate": 1.0,
-                       "calibration": {"ece": 0.123}} for i, m in enumerate(["base", *MODELS])},
+                       "calibration": {"ece": 0.123},
+                       "favourite": {"letter": "B", "share": 0.75 if m == "model2_rslora" else 0.375,
+                                     "key_share": 0.25, "collapsed": m == "model2_rslora"}}
+                   for i, m in enumerate(["base", *MODELS])},
         "timing": {m: {"questions_per_s": 55.5} for m in ["base", *MODELS]},
         "comparison": {"ratio": 3.21, "member": "model1_lora", "baseline_parse_rate": 0.5, "agreeing": 4,
                        "parsed": 4}})
@@ -153,6 +156,9 @@ def test_every_section_present(tmp_path):
     board = table_after(md, "### Match against the untrained base model")
     assert row(board, "kit")[3] == "151.00" and row(board, "base")[3] == "97.50"
     assert row(table_after(md, "### The seeds' round-0 question format, replayed"), "seeds-format")[5] == "YES"
+    ev = table_after(md, "## Evaluation")
+    assert row(ev, "model2_rslora")[5] == "B 75.0% (key 25.0%) COLLAPSED" and row(ev, "base")[5] == "B 37.5% (key 25.0%)"
+    assert "Collapsed to one letter: model2_rslora (55%+ of answers" in md
     cur = table_after(md, "## Curriculum")
     assert row(cur, "1")[2:5] == ["0", "1,083", "1,000"]
     # a check message with | * [ ] stays one table row with four cells
