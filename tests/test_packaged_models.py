@@ -132,3 +132,16 @@ def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
     assert sorted(adapter["target_modules"]) == sorted(cfg["train"]["target_modules"])  # all 7 Llama linears
     assert len(summary["chunk_losses"]) == 2 and all(0 < loss < 20 for loss in summary["chunk_losses"])
     assert (tmp_path / name / "adapter" / "adapter_model.safetensors").exists()
+
+
+def test_the_cached_tokenizer_splits_text_as_the_gguf_does():
+    from transformers import AutoTokenizer
+    gguf = pm.gguf_path(SPEC)
+    theirs = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    ours = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+    texts = [f"{r['question']}\n" + "\n".join(r["choices"]) for r in bundled_records(300)]
+    texts += ["Zoë sits 2nd to the left of the café's owner — naïve?  Tabs\tand\r\nCRLF", "<|im_start|>user\nHi<|im_end|>"]
+    for text in texts:
+        ids = ours.encode(text, add_special_tokens=False)
+        assert ids == theirs.encode(text, add_special_tokens=False), text
+        assert ours.decode(ids) == text
