@@ -17,6 +17,7 @@ batch beforehand and look its scores up by record id.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
@@ -200,7 +201,8 @@ def order_and_chunk(records: list[dict], *, chunks: int, scorer: Scorer | str = 
     if progress:
         from tqdm.auto import tqdm
         items = tqdm(records, desc="scoring", unit="q")
-    with io.gc_paused():  # one new dict and list per record: see gc_paused
+    # One new dict and list per record (see gc_paused); a model-based scorer keeps the collector on (its tensors).
+    with io.gc_paused() if fn is heuristic_score else contextlib.nullcontext():
         scored = []
         for i, rec in enumerate(items):
             d = fn(rec)

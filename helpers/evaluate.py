@@ -25,6 +25,7 @@ Z95 = 1.96
 # balanced over four letters a learner gives its favourite on ~25-46% (the smoke adapters: 29-46% over 3 seeds x
 # 3 floating-point setups); a collapse gives it on 100%, and a real 135M model's base gives "B" on ~54%.
 COLLAPSE_SHARE = 0.55
+COLLAPSE_OVER_KEY = 0.25  # ... and more than this above the key's share of it (an unbalanced key or 2 choices is not a collapse)
 COLLAPSE_ADVICE = ("its loss can fall while it learns only a letter: halve train.lr_start, keep "
                    "data.balance_letters on, check the loss goes below the uniform-guess line, compare with the base")
 
@@ -167,14 +168,14 @@ def letter_bias(rows: list[dict]) -> list[dict]:
 
 def favourite_letter(rows: list[dict]) -> dict:
     """The letter a member gives most often, on what share of the questions, how often the key is that letter,
-    and whether that share is a collapse (over COLLAPSE_SHARE)."""
+    and whether that is a collapse (over COLLAPSE_SHARE, and over the key's share by COLLAPSE_OVER_KEY)."""
     picks = Counter(r["pred"] for r in rows if r["pred"] is not None)
     if not picks:
         return {"letter": None, "share": 0.0, "key_share": 0.0, "collapsed": False}
     j, n = picks.most_common(1)[0]
-    share = n / len(rows)
-    return {"letter": LETTERS[j], "share": share, "key_share": sum(r["answer"] == j for r in rows) / len(rows),
-            "collapsed": share > COLLAPSE_SHARE}
+    share, key_share = n / len(rows), sum(r["answer"] == j for r in rows) / len(rows)
+    return {"letter": LETTERS[j], "share": share, "key_share": key_share,
+            "collapsed": share > COLLAPSE_SHARE and share - key_share > COLLAPSE_OVER_KEY}
 
 
 def summarise(rows: list[dict], bins: int = ECE_BINS) -> dict:

@@ -184,7 +184,8 @@ def count_parameters(model: Any) -> tuple[int, int]:
 def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None = None, for_training: bool = True,
                facts: dict | None = None, train_cfg: dict | None = None, tiny_kwargs: dict | None = None,
                ) -> tuple[Any, Any, dict]:
-    """(model, tokenizer, info): base "tiny" | hub id | local dir, on the chosen backend with the recommended settings."""
+    """(model, tokenizer, info): base "tiny" | a packaged model ("smollm2-135m") | hub id | local dir, on the chosen
+    backend with the recommended settings."""
     settings = resolve_settings(model_cfg, recommendation, train_cfg)
     backend = choose_backend(facts if facts is not None else recommendation, model_cfg)
     if recommendation:

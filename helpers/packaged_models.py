@@ -30,7 +30,7 @@ from pathlib import Path
 
 from helpers import config
 from helpers.io import read_json, stamp, write_json
-from helpers.model_cache import install_dir, is_complete, sha256_file
+from helpers.model_cache import build_lock, install_dir, is_complete, sha256_file
 
 CONVERTER_VERSION = 2  # bump when the conversion changes, so old caches are not reused
 MARKER = "packaged_build.json"  # written last: its presence (with matching file hashes) marks a finished build
@@ -116,7 +116,7 @@ def _load_gguf(path: Path):
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, **_fp32())
     return model.eval(), tokenizer
 
 
@@ -221,7 +221,7 @@ def _prove_reload(model, tokenizer, out: Path) -> dict:
     if (tok2.eos_token, tok2.bos_token) != ("<|im_end|>", "<|im_start|>") or tok2.encode("x") != tok2.encode(
             "x", add_special_tokens=False):
         raise RuntimeError(f"{out}: the saved tokenizer's special tokens differ from the model card's")
-    model2 = AutoModelForCausalLM.from_pretrained(str(out), **_fp32()).eval()
+    model2 = AutoModelForCausalLM.from_pretrained(str(out), use_safetensors=True, **_fp32()).eval()
     ids = torch.tensor([tokenizer.encode(PROBE_TEXTS[0], add_special_tokens=False)])
     with torch.no_grad():
         diff = (model(ids).logits - model2(ids).logits).abs().max().item()
@@ -264,14 +264,16 @@ def ensure_packaged_model(name: str) -> Path:
     if is_complete(final, MARKER):
         return final
     source = gguf_path(spec)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".building", dir=final.parent))
-    try:
-        _build_into(tmp, spec, source)
-        tmp.chmod(0o755)
-        install_dir(tmp, final, MARKER)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with build_lock(final):  # two venvs (make test beside make test-container) convert it once, not twice
+        if is_complete(final, MARKER):
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".building", dir=final.parent))
+        try:
+            _build_into(tmp, spec, source)
+            tmp.chmod(0o755)
+            install_dir(tmp, final, MARKER, keep_complete=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 

@@ -250,8 +250,8 @@ def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
                 rows))
     collapsed = [n for n, s in ev["models"].items() if (s.get("favourite") or {}).get("collapsed")]
     if collapsed:
-        out.append(("note", f"Collapsed to one letter: {', '.join(collapsed)} ({COLLAPSE_SHARE:.0%}+ of answers on "
-                            f"its favourite). A model {COLLAPSE_ADVICE}."))
+        out.append(("note", f"Collapsed to one letter: {', '.join(collapsed)} (over {COLLAPSE_SHARE:.0%} of answers on "
+                            f"its favourite, far above the key's share). A model {COLLAPSE_ADVICE}."))
     cmp = ev.get("comparison")
     if isinstance(cmp, dict) and "ratio" in cmp:
         out.append(("p", f"Letter scoring ran {cmp['ratio']:.2f}x the questions/s of generate-and-parse on "

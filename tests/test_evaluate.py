@@ -149,3 +149,12 @@ def test_favourite_letter_flags_a_collapse_and_not_a_learner():
     assert evaluate.summarise(stuck)["favourite"]["collapsed"]
     just_under = _rows([(0, [0.1, 0.7, 0.1, 0.1] if j < 11 else [0.7, 0.1, 0.1, 0.1], "kit/a") for j in range(20)])
     assert evaluate.favourite_letter(just_under)["share"] == 0.55 and not evaluate.favourite_letter(just_under)["collapsed"]
+
+
+def test_a_favourite_the_key_itself_leans_to_is_not_a_collapse():
+    key_b = _rows([(1 if j < 6 else 0, [0.1, 0.7, 0.1, 0.1] if j < 6 else [0.7, 0.1, 0.1, 0.1], "kit/a")
+                   for j in range(10)])  # a perfect model on a key that is "B" on 60%
+    fav = evaluate.favourite_letter(key_b)
+    assert fav["share"] == 0.6 and fav["key_share"] == 0.6 and not fav["collapsed"]
+    two = _rows([(j % 2, [0.6, 0.4] if j < 6 else [0.4, 0.6], "winogrande") for j in range(10)])
+    assert not evaluate.favourite_letter(two)["collapsed"]  # 2 choices: "A" on 60% where the key is "A" on 50%

@@ -193,3 +193,24 @@ def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
     finally:
         tuned.unload()  # the module's base model stays as it was for the other tests
     assert base_rate <= 0.2 and tuned_rate >= 0.9, (base_rate, tuned_rate)
+
+
+# ---------------------------------------------------------------- the cache folder mechanics (helpers.model_cache)
+def _fake_build(folder, text: str):
+    from helpers.model_cache import sha256_file
+    from helpers.io import write_json
+    folder.mkdir(parents=True)
+    (folder / "w.bin").write_text(text)
+    write_json(folder / "m.json", {"files": {"w.bin": sha256_file(folder / "w.bin")}})
+    return folder
+
+
+def test_a_complete_folder_is_kept_only_when_asked_and_a_changed_file_is_seen(tmp_path):
+    from helpers import model_cache
+    final = _fake_build(tmp_path / "final", "first")
+    model_cache.install_dir(_fake_build(tmp_path / "b1", "second"), final, "m.json", keep_complete=True)
+    assert (final / "w.bin").read_text() == "first" and (tmp_path / "b1").exists()  # kept; the caller drops b1
+    model_cache.install_dir(_fake_build(tmp_path / "b2", "third"), final, "m.json")
+    assert (final / "w.bin").read_text() == "third" and model_cache.is_complete(final, "m.json")
+    (final / "w.bin").write_text("THIRD")  # same size, new content and mtime: hashed again, not trusted
+    assert not model_cache.is_complete(final, "m.json")

@@ -158,7 +158,7 @@ def test_every_section_present(tmp_path):
     assert row(table_after(md, "### The seeds' round-0 question format, replayed"), "seeds-format")[5] == "YES"
     ev = table_after(md, "## Evaluation")
     assert row(ev, "model2_rslora")[5] == "B 75.0% (key 25.0%) COLLAPSED" and row(ev, "base")[5] == "B 37.5% (key 25.0%)"
-    assert "Collapsed to one letter: model2_rslora (55%+ of answers" in md
+    assert "Collapsed to one letter: model2_rslora (over 55% of answers" in md
     cur = table_after(md, "## Curriculum")
     assert row(cur, "1")[2:5] == ["0", "1,083", "1,000"]
     # a check message with | * [ ] stays one table row with four cells
