@@ -180,14 +180,13 @@ def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
     form. The base replies "B) September ..." (the letter, then it goes on), so a letter-only harness must parse;
     the adapter replies with the letter and closes its turn. Its accuracy is not asserted: at 135M it stays near
     chance on these questions, before and after (the README gives the measured figures)."""
-    from peft import PeftModel
     from helpers.telemetry import read_metrics
     model, tok, _ = smol
     summary, out, val = real_lora
     losses = [m["loss"] for m in read_metrics(out / "metrics.jsonl") if m.get("loss") is not None]
     assert losses[0] > 2.0 and losses[-1] < 1.0, losses  # ~4.5 (the base never ends its turn after a letter) -> ~0.7
     base_rate = _format_rate(model, tok, val)
-    tuned = PeftModel.from_pretrained(model, str(out / "adapter")).eval()
+    tuned = models.load_adapter(model, out / "adapter").eval()  # the kit's loader, as notebook 06 uses it
     try:
         tuned_rate = _format_rate(tuned, tok, val)
     finally:
