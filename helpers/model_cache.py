@@ -32,7 +32,8 @@ _VERIFIED: dict[Path, tuple] = {}
 
 
 def _signature(path: Path, names: list[str]) -> tuple:
-    return tuple((n, (path / n).stat().st_size, (path / n).stat().st_mtime_ns) for n in sorted(names))
+    stats = {n: (path / n).stat() for n in sorted(names)}
+    return tuple((n, s.st_size, s.st_mtime_ns) for n, s in stats.items())
 
 
 def is_complete(path: Path, marker: str) -> bool:

@@ -133,7 +133,9 @@ def import_unsloth() -> Any:
     return importlib.import_module("unsloth")
 
 
-def _resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Path | str, str]:
+def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Path | str, str]:
+    """(where to load from, kind): the built tiny model or a converted packaged one (built on first use), a local
+    folder, or a hub id as it is."""
     if str(base) == "tiny":
         from helpers.tinymodel import ensure_tiny_model
         return ensure_tiny_model(**(tiny_kwargs or {})), "tiny"
@@ -193,7 +195,7 @@ def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None
         env.apply_env(recommendation)  # TORCH_COMPILE=0 etc. on ROCm, before torch compiles anything
     if backend == "unsloth":
         import_unsloth()  # before anything below imports transformers (the tiny builder does)
-    source, kind = _resolve_base(base, tiny_kwargs)
+    source, kind = resolve_base(base, tiny_kwargs)
     info: dict[str, Any] = {"base": str(base), "source": str(source), "kind": kind, "backend": backend,
                             **settings, "warnings": []}
     if settings["load_in_4bit_requested"] is True and not settings["load_in_4bit"]:
@@ -230,9 +232,16 @@ def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
     """The base model's tokenizer alone, for inference (the Q-agent's puzzles need no weights); remote code as
     load_model decides it (off unless the profile turns it on)."""
     from transformers import AutoTokenizer
-    source, _ = _resolve_base(base)
+    source, _ = resolve_base(base)
     trust = _truthy(model_cfg.get("trust_remote_code", False))
     return prepare_tokenizer(AutoTokenizer.from_pretrained(str(source), trust_remote_code=trust), for_training=False)
+
+
+def quiet_progress_if_headless() -> None:
+    """Pipeline runs (KIT_HEADLESS=1): no per-tensor "Loading weights" bars from transformers in the log."""
+    if os.environ.get("KIT_HEADLESS") == "1":
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
 
 
 def _load_transformers(source: Path | str, settings: dict, for_training: bool) -> tuple[Any, Any]:
@@ -250,9 +259,7 @@ def _load_transformers(source: Path | str, settings: dict, for_training: bool) -
     if torch.cuda.is_available():
         # Straight onto this process's GPU: a 72B in bf16 is ~145 GB, staging it in CPU RAM first doubles the peak.
         kwargs["device_map"] = {"": int(os.environ.get("LOCAL_RANK", 0))}
-    if os.environ.get("KIT_HEADLESS") == "1":  # pipeline runs: no per-tensor "Loading weights" bars in the log
-        from transformers.utils import logging as hf_logging
-        hf_logging.disable_progress_bar()
+    quiet_progress_if_headless()
     tokenizer = AutoTokenizer.from_pretrained(str(source), trust_remote_code=settings["trust_remote_code"])
     model = AutoModelForCausalLM.from_pretrained(str(source), **kwargs)
     if settings["load_in_4bit"] and for_training:

