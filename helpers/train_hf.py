@@ -91,15 +91,45 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
         group.pop("initial_lr", None)
 
 
+def accepts_logits_to_keep(model: torch.nn.Module) -> bool:
+    """True when the (base) model's forward takes logits_to_keep, which transformers' causal LMs accept as a tensor
+    of positions (4.50+); Unsloth's patched forwards and custom models may not."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
+def answer_only_loss(model: torch.nn.Module, inputs: dict, num_items_in_batch: Any = None) -> torch.Tensor:
+    """The causal-LM loss with the LM head run only at positions followed by a label.
+
+    The answer is a few tokens after a long prompt, so the model's usual loss spends the vocabulary projection
+    (and its fp32 logits, batch x length x vocabulary) on positions whose labels are ignored; their cross-entropy
+    terms are zero and so are their gradients. Here only the columns where some row has a label are projected:
+    the loss is the same sum over labelled tokens divided by num_items_in_batch (or their mean when it is None),
+    as transformers' ForCausalLMLoss computes it, and so are the gradients."""
+    from helpers.train_data import IGNORE_INDEX
+    targets = inputs["labels"][:, 1:]  # the token each position predicts
+    cols = (targets != IGNORE_INDEX).any(dim=0).nonzero().squeeze(-1)
+    rest = {k: v for k, v in inputs.items() if k != "labels"}
+    logits = model(**rest, logits_to_keep=cols).logits.float()
+    picked = targets[:, cols].to(logits.device)
+    reduction = "sum" if num_items_in_batch is not None else "mean"
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), picked.reshape(-1),
+                                             ignore_index=IGNORE_INDEX, reduction=reduction)
+    if num_items_in_batch is not None:
+        loss = loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)
+    return loss
+
+
 class ChunkTrainer(Trainer):
     """Trainer for one curriculum chunk: DoRA magnitude lr group, optimizer state carried across chunks,
-    and a count of real (non-pad) tokens for throughput."""
+    a count of real (non-pad) tokens for throughput, and (answer_only_logits) the LM head only where it is scored."""
 
     def __init__(self, *args: Any, magnitude_lr_multiplier: float = 1.0, optimizer_state: dict | None = None,
-                 token_counter: Any = None, **kwargs: Any):
+                 token_counter: Any = None, answer_only_logits: bool = False, **kwargs: Any):
         self.magnitude_lr_multiplier = float(magnitude_lr_multiplier)
         self.optimizer_state = optimizer_state
         self.token_counter = token_counter
+        self.answer_only_logits = answer_only_logits
         self.raw_optimizer: torch.optim.Optimizer | None = None
         super().__init__(*args, **kwargs)
 
@@ -123,3 +153,15 @@ class ChunkTrainer(Trainer):
         if self.token_counter is not None and "attention_mask" in inputs:
             self.token_counter.add(int(inputs["attention_mask"].sum()))
         return super().training_step(model, inputs, *args, **kwargs)
+
+    def compute_loss(self, model: torch.nn.Module, inputs: dict, return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
+        """answer_only_loss() while training; the Trainer's own loss otherwise (and whenever outputs are wanted)."""
+        if not (self.answer_only_logits and model.training and not return_outputs and "labels" in inputs):
+            return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                        num_items_in_batch=num_items_in_batch)
+        loss = answer_only_loss(model, inputs, num_items_in_batch)
+        # As Trainer.compute_loss: a loss normalised by the global token count is scaled back up across processes.
+        if getattr(self.args, "average_tokens_across_devices", False) and num_items_in_batch is not None:
+            loss = loss * self.accelerator.num_processes
+        return loss

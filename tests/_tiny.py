@@ -90,3 +90,29 @@ def tiny_llama_dir() -> Path:
             shutil.copyfile(smol / name, out / name)
         _CACHE["llama"] = out
     return _CACHE["llama"]
+
+
+def answer_only_vs_full_loss(model, tokenizer, records: list[dict]) -> list[tuple[float, float]]:
+    """For one padded batch of `records` (lengths differ, so answer positions differ), the largest gap in loss and
+    in any trainable gradient between the model's own causal-LM loss and helpers.train_hf.answer_only_loss, with
+    num_items_in_batch absent (a mean) and given (a sum over it), as the Trainer calls them."""
+    import torch
+
+    from helpers.train_data import IGNORE_INDEX, make_collator, tokenize_example
+    from helpers.train_hf import answer_only_loss
+    batch = make_collator(tokenizer)([tokenize_example(tokenizer, r) for r in records])
+    params = [p for p in model.parameters() if p.requires_grad]
+    gaps = []
+    for n_items in (None, (batch["labels"][:, 1:] != IGNORE_INDEX).sum() + 3):
+        losses, grads = [], []
+        for own in (True, False):
+            model.zero_grad()
+            extra = {} if n_items is None else {"num_items_in_batch": n_items}
+            loss = model(**batch, **extra).loss if own else answer_only_loss(model, batch, n_items)
+            loss.backward()
+            losses.append(loss.detach())
+            grads.append([p.grad.detach().clone() for p in params])
+        grad_gap = max(float((a - b).abs().max()) for a, b in zip(*grads))
+        gaps.append((float((losses[0] - losses[1]).abs()), grad_gap))
+    model.zero_grad()
+    return gaps

@@ -1,11 +1,12 @@
 """`make bench`: every benchmark of the kit in one process, one table of figures against their goals, one JSON.
 
-    python tests/bench_all.py [--quick] [--only data,train,scoring,agents,memory] [--out PATH]
+    python tests/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real] [--out PATH]
 
 Runs, in turn: the dataset build (tests/bench_data.py), training throughput against a plain Trainer and the
 seeds' fixed padding (tests/bench_train.py), letter scoring against generate-and-parse (tests/bench_scoring.py),
-the agents' per-item latency (tests/bench_agents.py), and the memory estimator (helpers/memory.py) against the
-device memory the seeds measured. A benchmark that fails becomes a row "failed: <error>"; the others still run.
+the agents' per-item latency (tests/bench_agents.py), the memory estimator (helpers/memory.py) against the
+device memory the seeds measured, then training and scoring again on the real SmolLM2-135M (training against a plain
+Trainer + PEFT and TRL's SFTTrainer, with peak RSS). A benchmark that fails becomes a row "failed: <error>"; the others still run.
 Writes runs/bench/bench.json (under $KIT_RUNS_DIR if set): the rows, each benchmark's full result, the machine.
 Exit status 1 only when a benchmark could not run (a missed goal is a figure, not a crash).
 """
@@ -104,18 +105,56 @@ def bench_train(quick: bool) -> tuple[list[dict], dict]:
     return rows, res
 
 
+REAL = "smollm2-135m"
+TRAINER_NAMES = {"plain": "plain Trainer + PEFT", "trl": "TRL SFTTrainer, padded", "trl_pf": "TRL SFTTrainer, padding-free"}
+
+
+def bench_train_real(quick: bool) -> tuple[list[dict], dict]:
+    """Training on SmolLM2-135M (cpu profile): the kit vs a plain Trainer + PEFT and TRL's SFTTrainer, tokens/s and
+    peak RSS of each in its own child process."""
+    import bench_train as b
+    res = b.run_benchmark(48 if quick else 160, chunks=2, repeats=1, model=REAL, threads=2)
+    rows = []
+    for key, ratio in res["ratios"].items():
+        other = key.split("_vs_")[1]
+        if "rss" in key:
+            rows.append(_row("train-real", f"kit / {TRAINER_NAMES[other]} (peak RSS)", ratio, f"<= {b.RSS_GOAL}",
+                             res["met"][key], "x"))
+        else:
+            rows.append(_row("train-real", f"kit / {TRAINER_NAMES[other]} (real tokens/s)", ratio,
+                             f">= {res['goals'][key]}", res["met"][key], "x"))
+    rows += [_row("train-real", f"{k} real tokens/s, peak RSS {r['peak_rss_mib']:,.0f} MiB", r["tokens_per_s"],
+                  unit="/s") for k, r in res["runs"].items()]
+    if not res["trl_padding_free_correct"]:
+        rows.append(_row("train-real", "TRL padding-free", "not run: this transformers has no per-example mask "
+                         "from position ids (needs FlashAttention)"))
+    return rows, res
+
+
+def _scoring_rows(bench: str, res: dict, goal_ratio: float) -> list[dict]:
+    parsed_ok = res["parsed"] == 0 or res["agreement"] == 1.0
+    return [_row(bench, "letters / generate (questions/s)", res["ratio"], f">= {goal_ratio}",
+                 res["ratio"] >= goal_ratio, "x"),
+            _row(bench, f"same pick where generate parsed ({res['parsed']}/{res['questions']})",
+                 res["agreement"], "100%", parsed_ok, "share"),
+            _row(bench, "letters questions/s", res["questions_per_s"]["letters"], unit="/s"),
+            _row(bench, "model", res["model"])]
+
+
 def bench_scoring(quick: bool) -> tuple[list[dict], dict]:
     """Letter scoring vs the seeds' generate-and-parse, same model and questions."""
     import bench_scoring as b
     res = b.run_benchmark(32 if quick else 96)
-    parsed_ok = res["parsed"] == 0 or res["agreement"] == 1.0
-    return [_row("scoring", "letters / generate (questions/s)", res["ratio"], f">= {b.GOAL_RATIO}",
-                 res["ratio"] >= b.GOAL_RATIO, "x"),
-            _row("scoring", f"same pick where generate parsed ({res['parsed']}/{res['questions']})",
-                 res["agreement"], "100%", parsed_ok, "share"),
-            _row("scoring", "letters questions/s", res["questions_per_s"]["letters"], unit="/s"),
-            _row("scoring", "model", "tiny + trained adapter" if "+" in res["model"] else
-                 "tiny, untrained (no smoke adapter: few generations parse)")], res
+    if "+" not in res["model"]:
+        res["model"] = "tiny, untrained (no smoke adapter: few generations parse)"
+    return _scoring_rows("scoring", res, b.GOAL_RATIO), res
+
+
+def bench_scoring_real(quick: bool) -> tuple[list[dict], dict]:
+    """The same comparison on SmolLM2-135M (its base writes "B) ..." so generation parses), 2 threads."""
+    import bench_scoring as b
+    res = b.run_benchmark(32 if quick else 96, model_name=REAL, threads=2)
+    return _scoring_rows("scoring-real", res, b.GOAL_RATIO), res
 
 
 def bench_agents(quick: bool) -> tuple[list[dict], dict]:
@@ -160,7 +199,8 @@ def bench_memory(quick: bool) -> tuple[list[dict], dict]:
 
 
 BENCHMARKS: dict[str, Callable[[bool], tuple[list[dict], dict]]] = {
-    "data": bench_data, "train": bench_train, "scoring": bench_scoring, "agents": bench_agents, "memory": bench_memory}
+    "data": bench_data, "train": bench_train, "scoring": bench_scoring, "agents": bench_agents, "memory": bench_memory,
+    "train-real": bench_train_real, "scoring-real": bench_scoring_real}
 
 
 def _cpu_model() -> str:

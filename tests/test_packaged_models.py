@@ -134,6 +134,20 @@ def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
     assert (tmp_path / name / "adapter" / "adapter_model.safetensors").exists()
 
 
+def test_answer_only_loss_matches_the_llama_models_own_loss():
+    from _tiny import answer_only_vs_full_loss
+    torch.manual_seed(0)
+    model, tok, _ = models.load_model(str(tiny_llama_dir()), model_cfg={"gradient_checkpointing": False},
+                                      for_training=True)
+    model = models.add_adapter(model, {"method": "dora", "r": 4, "alpha": 8}, config.load_profile("cpu", "t")
+                               ["train"]["target_modules"])
+    recs = bundled_records(5)
+    for i, rec in enumerate(recs):
+        rec["question"] += " and then" * (4 * i)
+    for loss_gap, grad_gap in answer_only_vs_full_loss(model.train(), tok, recs):
+        assert loss_gap < 1e-5 and grad_gap < 1e-6, (loss_gap, grad_gap)
+
+
 def test_the_cached_tokenizer_splits_text_as_the_gguf_does():
     from transformers import AutoTokenizer
     gguf = pm.gguf_path(SPEC)

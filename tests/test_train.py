@@ -332,6 +332,7 @@ def test_outputs_and_summary(runs):
     assert 0 < s["trainable_params"] < s["total_params"] and s["first_loss"] > s["last_loss"]
     assert s["peak_memory"]["kind"] == "rss" and s["peak_memory"]["gib"] > 0 and s["tokens_per_s"] > 0
     assert s["params"]["adapter"]["magnitude_lr_multiplier"] == 5.0 and s["params"]["dtype"] == "float32"
+    assert s["params"]["answer_only_logits"] is True  # the tiny Qwen2 forward takes logits_to_keep
     assert [c["replayed"] for c in s["per_chunk"]] == [0, 1, 2]  # replay 0.10 -> 0.20 of 8 fresh records
     assert s["per_chunk"][0]["warmup_steps"] >= 1 and s["per_chunk"][1]["warmup_steps"] == 0
     assert s["versions"]["transformers"] and not (out / "_trainer-0").exists() and s["dropped"] == {}
@@ -471,3 +472,41 @@ def test_adam_step_predicts_how_far_rslora_moves_against_lora():
     smoke = config.load_profile("smoke")["models"]
     steps = {name: adapter_summary(spec)["adam_step"] for name, spec in smoke.items()}
     assert len(set(steps.values())) == 1, f"smoke adapters take different Adam steps: {steps}"
+
+
+# ---------------------------------------------------------------- answer-only logits
+def test_answer_only_loss_has_the_models_loss_and_gradients(tok):
+    from _tiny import answer_only_vs_full_loss
+    torch.manual_seed(0)
+    model = _peft({"method": "lora", "r": 4, "alpha": 8})
+    recs = bundled_records(6)
+    for i, rec in enumerate(recs):
+        rec["question"] += " Think about it" * (3 * i)  # answers at six different positions
+    for loss_gap, grad_gap in answer_only_vs_full_loss(model.train(), tok, recs):
+        assert loss_gap < 1e-5 and grad_gap < 1e-6, (loss_gap, grad_gap)
+
+
+def test_answer_only_logits_train_the_same_adapter_with_a_narrow_lm_head(tmp_path, tok):
+    from helpers.train_hf import accepts_logits_to_keep
+    recs = bundled_records(24)
+    for i, rec in enumerate(recs):
+        rec["question"] += " Think about it" * (i % 7)
+    examples, _ = build_examples(tok, recs, 512)
+    adapters, widths = {}, {}
+    for flag in (False, True):
+        torch.manual_seed(0)
+        model = _peft({"method": "lora", "r": 4, "alpha": 8})
+        assert accepts_logits_to_keep(model)
+        seen = []
+        hook = model.get_base_model().lm_head.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[1]))
+        trainer = _trainer(tmp_path / str(flag), model, tok, examples, answer_only_logits=flag)
+        trainer.args.max_steps = 6
+        trainer.train()
+        hook.remove()
+        adapters[flag] = {k: v.detach().clone() for k, v in model.state_dict().items() if "lora_" in k}
+        widths[flag] = seen
+    longest = max(len(e["input_ids"]) for e in examples)
+    # 2 answer tokens (letter, end of turn) per row, at each row's own position: at most 8 columns for 4 rows
+    assert max(widths[True]) <= 8 < min(widths[False]) <= longest
+    for k, v in adapters[False].items():
+        assert torch.allclose(v, adapters[True][k], atol=1e-5), k
