@@ -257,6 +257,11 @@ def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
         out.append(("p", f"Letter scoring ran {cmp['ratio']:.2f}x the questions/s of generate-and-parse on "
                          f"{cmp.get('member', '?')}; generation parsed {pct(cmp.get('baseline_parse_rate'))}, "
                          f"same letter on {cmp.get('agreeing', '?')}/{cmp.get('parsed', '?')}."))
+        if "base_parse_rate" in cmp:
+            out.append(("p", f"Generate mode, the base against {cmp.get('member', '?')}: parsed "
+                             f"{pct(cmp['base_parse_rate'])} against {pct(cmp.get('baseline_parse_rate'))}; a letter "
+                             f"and nothing else {pct(cmp.get('base_letter_only_rate'))} against "
+                             f"{pct(cmp.get('letter_only_rate'))}."))
     for name, alt in (("accuracy", "accuracy"), ("by_source", "accuracy by source"), ("by_bucket", "by difficulty"),
                       ("by_topic", "by topic"), ("reliability", "reliability"), ("letter_bias", "letter bias"),
                       ("forgetting", "change from the base model")):

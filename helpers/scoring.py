@@ -231,6 +231,15 @@ def generate_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, max_n
     return out  # type: ignore[return-value]
 
 
+def generation_form(gens: Sequence[dict]) -> dict:
+    """How generations read: the share the regex parses, and the share that is one letter and nothing else (the
+    form training teaches; a base model often writes the letter and goes on, "B) September ...")."""
+    n = len(gens)
+    alone = sum(bool(re.fullmatch(r"\s*\(?[A-J]\)?\.?\s*", g["text"])) for g in gens)
+    return {"parse_rate": sum(g["letter"] is not None for g in gens) / n if n else float("nan"),
+            "letter_only_rate": alone / n if n else float("nan")}
+
+
 # ---------------------------------------------------------------- members: the base model and its adapters
 def adapter_dir(cfg: dict, name: str) -> Path:
     """runs/<run>/models/<name>/adapter (written by notebooks 03-05)."""
@@ -342,6 +351,7 @@ def compare_methods(model: Any, tokenizer: Any, items: Sequence[dict], *, batch_
             "ratio": seconds["generate"] / seconds["letters"],
             "ratio_no_prefix": seconds["generate"] / seconds["letters_no_prefix"], "prefix_max_abs_diff": drift,
             "baseline_parse_rate": len(parsed) / n if n else float("nan"),
+            "letter_only_rate": generation_form(gens)["letter_only_rate"],
             "agreement": agree / len(parsed) if parsed else float("nan"), "agreeing": agree, "parsed": len(parsed),
             "disagreements": [{"index": i, "letters": picks[i], "generate": gens[i]["letter"],
                                "text": gens[i]["text"][:80]} for i in parsed if picks[i] != gens[i]["letter"]][:10]}

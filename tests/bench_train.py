@@ -13,6 +13,7 @@ mix), in one process, and reports real (non-pad) tokens per second:
   trl_pf     padded batches, and padding-free (every batch one flattened sequence). Padding-free is correct on a
              CPU only where transformers builds the per-example causal mask from position_ids itself
              (masking_utils.find_packed_sequence_indices, transformers 5.x); it is skipped, and said, elsewhere.
+             TRL is so slow on a CPU (TRL_STEPS below) that it trains a few steps and its rate is taken over them.
 On the real model each trainer runs in a fresh child process (spawned, one after another) so its peak RSS is its
 own; the ratios compare runs of the same parent process. Goals: kit / plain >= 1.0 and kit / every TRL row >= 1.0
 (the kit's extras cost nothing), kit / fixed >= 2.5 (tiny), and a kit peak RSS no higher than the baselines'
@@ -74,12 +75,22 @@ def _common_args(cfg: dict, out: Path) -> dict:
 
 
 def _timed(trainer, examples: list[dict]) -> dict:
+    """Train, and count the real tokens of the batches actually trained (all of `examples` unless max_steps cut the
+    epoch short); attention_mask sums them, and a padding-free batch has no padding to leave out."""
     from transformers.trainer_callback import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # no log dicts in the benchmark's table
+    seen = []
+    step = trainer.training_step
+
+    def counting_step(model, inputs, *args, **kwargs):
+        mask = inputs.get("attention_mask")
+        seen.append(int(mask.sum()) if mask is not None else int(inputs["input_ids"].numel()))
+        return step(model, inputs, *args, **kwargs)
+    trainer.training_step = counting_step
     t0 = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - t0
-    tokens = sum(len(e["input_ids"]) for e in examples)
+    tokens = sum(seen)
     return {"tokens": tokens, "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1),
             "steps": trainer.state.global_step}
 
@@ -110,15 +121,24 @@ def trl_padding_free_is_correct() -> bool:
     return True
 
 
+# TRL 1.16's SFTTrainer scores the loss through its chunked log-prob head, which on a CPU (no Triton) covers every
+# position and was ~30x slower per step than the plain Trainer here (7 of 20 steps in 20 minutes): it trains this
+# many optimizer steps, and its rate is taken over them.
+TRL_STEPS = 3
+
+
 def _trl_run(cfg: dict, examples: list[dict], *, padding_free: bool, out: Path) -> dict:
-    """One epoch of TRL's SFTTrainer on the same tokens and labels (a pre-tokenized dataset: TRL uses its labels
-    as they are), padded batches or padding-free, everything else as the plain run."""
+    """TRL's SFTTrainer for TRL_STEPS steps on the same tokens and labels (a pre-tokenized dataset: TRL uses its
+    labels as they are), padded batches or padding-free, everything else as the plain run."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     model, tok = _lora_model(cfg)
     data = Dataset.from_list([{"input_ids": e["input_ids"], "labels": e["labels"]} for e in examples])
-    args = SFTConfig(**_common_args(cfg, out), max_length=None, padding_free=padding_free, packing=False)
+    # SFTConfig turns gradient checkpointing on by default; the profile's setting applies to every trainer here.
+    args = SFTConfig(**_common_args(cfg, out), max_steps=TRL_STEPS, max_length=None, padding_free=padding_free,
+                     packing=False,
+                     gradient_checkpointing=bool(cfg["model"]["gradient_checkpointing"]))
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok)
     return _timed(trainer, examples)
 
@@ -213,6 +233,7 @@ def run_benchmark(n_questions: int = 640, chunks: int = 3, repeats: int = 1, fix
         for name in _contenders(model):
             args = (name, cfg, examples, curriculum, work / f"{name}{rep}", fixed_len, threads)
             result = _in_child(*args) if isolate else _contender(*args)
+            print(f"[bench-train] {name}: {result['tokens_per_s']:,.0f} real tokens/s", file=sys.stderr, flush=True)
             if name not in runs or result["tokens_per_s"] > runs[name]["tokens_per_s"]:
                 runs[name] = result
     mean_len = sum(len(e["input_ids"]) for e in examples) / len(examples)

@@ -227,3 +227,42 @@ def test_a_complete_folder_is_kept_only_when_asked_and_a_changed_file_is_seen(tm
     assert (final / "w.bin").read_text() == "third" and model_cache.is_complete(final, "m.json")
     (final / "w.bin").write_text("THIRD")  # same size, new content and mtime: hashed again, not trusted
     assert not model_cache.is_complete(final, "m.json")
+
+
+@pytest.mark.realmodel
+def test_the_exported_real_model_agents_pass_the_harness_filters(real_lora, tmp_path, monkeypatch):
+    """The cpu profile's agents on SmolLM2-135M with a trained adapter, exported as for the challenge and driven the
+    way the organisers' harness drives them: every question and every answer passes its filter, on time."""
+    import importlib
+    import json
+    import random
+    import sys
+    import time
+
+    from helpers import scoring
+    from helpers.agents import export
+
+    from _harness import harness_answers, harness_questions
+    _, out, _ = real_lora
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
+    cfg = config.load_profile("cpu", "harness")
+    shutil.copytree(out / "adapter", scoring.adapter_dir(cfg, "model1_lora"))
+    sel = {"members": ["model1_lora"], "weights": {"model1_lora": 1.0}, "best_member": "model1_lora",
+           "method": "soft", "source": "test", "why": "the one adapter trained here"}
+    export.export(cfg, tmp_path / "challenge" / "agents", sel=sel)
+    (tmp_path / "challenge" / "agents" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "challenge"))
+    try:
+        qagent = importlib.import_module("agents.question_model").QAgent()
+        aagent = importlib.import_module("agents.answer_model").AAgent()
+        topics = json.loads((config.project_root() / "data" / "topics.json").read_text())
+        kept, letters = harness_questions(qagent, topics, 10, 5, random.Random(0))
+        assert len(kept) == 10 and [q["answer"] for q in kept] == letters
+        t0 = time.perf_counter()
+        answers = harness_answers(aagent, kept, 5)
+        per_answer = (time.perf_counter() - t0) / len(kept)
+    finally:
+        for name in ("agents.question_model", "agents.answer_model", "agents"):
+            sys.modules.pop(name, None)
+    assert all(a is not None and a["answer"] in "ABCD" for a in answers), answers
+    assert per_answer < 3.0, per_answer  # notebook 08's aim: half the 6 s limit

@@ -87,7 +87,7 @@ def make_run(run: Path) -> Path:
                    for i, m in enumerate(["base", *MODELS])},
         "timing": {m: {"questions_per_s": 55.5} for m in ["base", *MODELS]},
         "comparison": {"ratio": 3.21, "member": "model1_lora", "baseline_parse_rate": 0.5, "agreeing": 4,
-                       "parsed": 4}})
+                       "parsed": 4, "letter_only_rate": 0.5, "base_parse_rate": 0.75, "base_letter_only_rate": 0.0}})
     (run / "eval" / "base.jsonl").write_text("".join(
         json.dumps({"id": f"q{k}", "correct": k in (1, 5, 7, 8)}) + "\n" for k in range(1, 9)))
     _png(run / "eval" / "accuracy.png")
@@ -159,6 +159,8 @@ def test_every_section_present(tmp_path):
     ev = table_after(md, "## Evaluation")
     assert row(ev, "model2_rslora")[5] == "B 75.0% (key 25.0%) COLLAPSED" and row(ev, "base")[5] == "B 37.5% (key 25.0%)"
     assert "Collapsed to one letter: model2_rslora (over 55% of answers" in md
+    assert ("Generate mode, the base against model1_lora: parsed 75.0% against 50.0%; a letter and nothing else 0.0% "
+            "against 50.0%.") in md
     cur = table_after(md, "## Curriculum")
     assert row(cur, "1")[2:5] == ["0", "1,083", "1,000"]
     # a check message with | * [ ] stays one table row with four cells

@@ -227,3 +227,10 @@ def test_score_member_rows_for_both_methods(tiny):
         evaluate.score_member(model, tok, "model1_lora", items, ["easy"] * 3)
     with pytest.raises(ValueError, match="method"):
         evaluate.score_member(model, tok, "base", items, ["easy"] * 3, method="vote")
+
+
+def test_generation_form_tells_a_letter_alone_from_a_letter_that_goes_on():
+    from helpers.scoring import generation_form, parse_letter
+    texts = ["B", " (C) ", "D.", "B) September is the ninth month", "I am not sure"]
+    form = generation_form([{"text": t, "letter": parse_letter(t, 4)} for t in texts])
+    assert form == {"parse_rate": 4 / 5, "letter_only_rate": 3 / 5}
