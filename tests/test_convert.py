@@ -215,13 +215,13 @@ def synthetic_open_ended(n: int, seed: int = 0) -> list[dict]:
 
 def test_18500_open_ended_convert_fast():
     items = synthetic_open_ended(18_500)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a CI box running other test processes beside this one stretches wall time
     records, failed = convert_open_ended(items, seed=1)
-    seconds = time.perf_counter() - t0
+    seconds = time.process_time() - t0
     assert len(records) + sum(failed.values()) == 18_500 and len(records) > 18_000
-    # budget: well under 1 s of the 5 s build (measured ~0.3 s on 2 cores); 2.5 s leaves room for a loaded CI box,
-    # while an O(n^2) pool scan would take minutes
-    assert seconds < 2.5, f"{seconds:.2f} s"
+    # budget: well under 1 s of the 5 s build (measured ~0.3 s on 2 cores); 2.5 s of CPU leaves room for slower
+    # CPUs (wall time reached 2.56 s with four test processes on 2 cores), while an O(n^2) pool scan takes minutes
+    assert seconds < 2.5, f"{seconds:.2f} s of CPU"
 
 
 def test_non_text_fields_are_counted_not_crashed_on():
