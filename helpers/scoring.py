@@ -346,12 +346,12 @@ def compare_methods(model: Any, tokenizer: Any, items: Sequence[dict], *, batch_
     agree = sum(picks[i] == gens[i]["letter"] for i in parsed)
     n = len(items)
     drift = max(abs(a - b) for p, q in zip(probs, plain) for a, b in zip(p, q))
+    form = generation_form(gens)
     return {"questions": n, "repeats": max(1, repeats), "seconds": seconds,
             "questions_per_s": {k: n / v for k, v in seconds.items()},
             "ratio": seconds["generate"] / seconds["letters"],
             "ratio_no_prefix": seconds["generate"] / seconds["letters_no_prefix"], "prefix_max_abs_diff": drift,
-            "baseline_parse_rate": len(parsed) / n if n else float("nan"),
-            "letter_only_rate": generation_form(gens)["letter_only_rate"],
+            "baseline_parse_rate": form["parse_rate"], "letter_only_rate": form["letter_only_rate"],
             "agreement": agree / len(parsed) if parsed else float("nan"), "agreeing": agree, "parsed": len(parsed),
             "disagreements": [{"index": i, "letters": picks[i], "generate": gens[i]["letter"],
                                "text": gens[i]["text"][:80]} for i in parsed if picks[i] != gens[i]["letter"]][:10]}
