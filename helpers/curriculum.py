@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from helpers import io
-from helpers.config import run_dir
+from helpers.layout import RunLayout
 from helpers.io import InputError
 from helpers.records import contains_any, validate
 
@@ -448,25 +448,26 @@ def load_train(path: str | Path) -> list[dict]:
 
 def write_curriculum(cfg: dict, records: list[dict]) -> dict:
     """Write curriculum/train.jsonl, stats.json (stamped) and the two PNGs under runs/<run>/; return stats.json."""
-    out_dir = run_dir(cfg, "curriculum")
+    lay = RunLayout.of(cfg)
+    lay.made(lay.curriculum_dir)
     stats = curriculum_stats(records)  # also checks every record has difficulty, bucket and chunk
     n_chunks = len(stats["per_chunk"])
     train = cfg.get("train", {})
-    io.write_jsonl(out_dir / "train.jsonl", records)
-    plot_difficulty(records, out_dir / "difficulty.png")
-    plot_chunk_mix(stats, out_dir / "chunk_mix.png")
+    io.write_jsonl(lay.curriculum, records)
+    plot_difficulty(records, lay.difficulty_plot)
+    plot_chunk_mix(stats, lay.chunk_mix_plot)
     params = {"profile": cfg.get("profile"), "run": cfg.get("run"), "seed": cfg.get("seed"),
               "curriculum": cfg.get("curriculum", {}),
               "train": {k: train.get(k) for k in ("lr_start", "lr_end", "replay_start", "replay_end")}}
     doc = {
         **io.stamp(params),
-        "files": {"train": "curriculum/train.jsonl", "difficulty_plot": "curriculum/difficulty.png",
-                  "chunk_mix_plot": "curriculum/chunk_mix.png"},
+        "files": {"train": lay.rel(lay.curriculum), "difficulty_plot": lay.rel(lay.difficulty_plot),
+                  "chunk_mix_plot": lay.rel(lay.chunk_mix_plot)},
         "schedule": {
             "lr": lr_schedule(n_chunks, train["lr_start"], train["lr_end"]) if "lr_start" in train else None,
             "replay": replay_schedule(n_chunks, train["replay_start"], train["replay_end"])
             if "replay_start" in train else None},
         "stats": stats,
     }
-    io.write_json(out_dir / "stats.json", doc)
+    io.write_json(lay.curriculum_stats, doc)
     return doc

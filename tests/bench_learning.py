@@ -96,8 +96,9 @@ def score_seed(runs: Path, seed: int, variants: list[str], models: list[str]) ->
     """Eval rows of the base and of every trained variant on this seed's validation questions."""
     import torch
     from helpers import config, evaluate, models as kit_models
+    from helpers.layout import RunLayout
     cfg = config.load_profile(PROFILE, f"s{seed}", overrides(seed, "t1"))
-    records = evaluate.load_val(config.run_dir(cfg, "data") / "val.jsonl")
+    records = evaluate.load_val(RunLayout.of(cfg).val_data)
     buckets = evaluate.assign_buckets(records)
     model, tokenizer, _ = kit_models.load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation={},
                                                 for_training=False)

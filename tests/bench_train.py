@@ -99,8 +99,8 @@ def _plain_run(cfg: dict, examples: list[dict], *, fixed: int | None, out: Path)
     """One epoch of a stock Trainer + PEFT LoRA over `examples`; fixed=N pads every sequence to N tokens."""
     from transformers import DataCollatorForSeq2Seq, Trainer
 
-    from helpers.train_data import IGNORE_INDEX, make_dataset
-    from helpers.train_hf import make_training_args, trainer_tokenizer_kwarg
+    from helpers.train.data import IGNORE_INDEX, make_dataset
+    from helpers.train.hf import make_training_args, trainer_tokenizer_kwarg
 
     model, tok = _lora_model(cfg)
     collator = DataCollatorForSeq2Seq(tok, padding="max_length" if fixed else "longest", max_length=fixed,
@@ -214,7 +214,7 @@ def run_benchmark(n_questions: int = 640, chunks: int = 3, repeats: int = 1, fix
     import torch
 
     from helpers import models
-    from helpers.train_data import build_examples, load_curriculum
+    from helpers.train.data import build_examples, load_curriculum
 
     torch.set_num_threads(threads)
     work = Path(tempfile.mkdtemp(prefix="bench-train-"))

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from helpers import filters
-from helpers.agents import answer as answer_mod
+from helpers.agents import answer as answer_mod, cli
 from helpers.agents.answer import AnswerAgent, fallback_letter
 from helpers.agents.inputs import parse_prompt_text, parse_question, split_lettered
 from helpers.io import InputError
@@ -237,7 +237,7 @@ def test_question_files_that_are_not_a_json_list_name_the_file(tmp_path, content
 def test_cli_bad_file_is_one_line_and_exit_2(tmp_path, capsys):
     path = tmp_path / "q.json"
     path.write_text("{}")
-    assert answer_mod.main(["--input_file", str(path), "--output_file", str(tmp_path / "answers.json")]) == 2
+    assert cli.answer_main(["--input_file", str(path), "--output_file", str(tmp_path / "answers.json")]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
@@ -248,7 +248,7 @@ def test_cli_writes_answers_filtered_answers_and_report(tmp_path, monkeypatch, c
     qfile = tmp_path / "filtered_questions.json"
     qfile.write_text(json.dumps([GOOD, {"question": "bad"}, GOOD, GOOD, GOOD, GOOD, GOOD]))
     out = tmp_path / "outputs" / "answers.json"
-    assert answer_mod.main(["--input_file", str(qfile), "--output_file", str(out), "--batch_size", "3"]) == 0
+    assert cli.answer_main(["--input_file", str(qfile), "--output_file", str(out), "--batch_size", "3"]) == 0
     answers = json.loads(out.read_text())
     filtered = json.loads((tmp_path / "outputs" / "filtered_answers.json").read_text())
     report = json.loads((tmp_path / "outputs" / "answers.report.json").read_text())

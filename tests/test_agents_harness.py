@@ -15,6 +15,7 @@ import pytest
 
 from helpers import config, filters, scoring
 from helpers.agents import export
+from helpers.layout import RunLayout
 
 from _harness import harness_answers, harness_questions
 from _tiny import ROOT, tiny_model_dir
@@ -43,8 +44,10 @@ def exported(tmp_path_factory):
         cfg = config.load_profile("smoke", "harness")
         cfg["model"]["base"] = str(tiny_model_dir())
         for seed, name in enumerate(("model1_lora", "model3_dora"), 1):
-            _save_adapter(scoring.adapter_dir(cfg, name), seed)
-        ens = config.run_dir(cfg, "ensemble") / "summary.json"
+            _save_adapter(RunLayout.of(cfg).adapter_dir(name), seed)
+        lay = RunLayout.of(cfg)
+        lay.made(lay.ensemble_dir)
+        ens = lay.ensemble_summary
         ens.write_text(json.dumps({"method": "soft", "members": ["model1_lora", "model3_dora"],
                                    "weights": {"model1_lora": 0.6, "model3_dora": 0.4}, "best_member": "model3_dora"}))
         challenge = tmp_path_factory.mktemp("challenge")

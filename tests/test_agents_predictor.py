@@ -11,6 +11,7 @@ import pytest
 from helpers import config
 from helpers.agents import build
 from helpers.agents.predictor import LetterPredictor, best_from_eval, choose_members, trained_adapters
+from helpers.layout import RunLayout
 
 NAMES = ["model1_lora", "model2_rslora", "model3_dora"]
 
@@ -28,7 +29,7 @@ def _write(path: Path, obj: dict) -> None:
 
 
 def test_no_adapters_means_the_base_model_and_says_why(tmp_path):
-    sel = choose_members(tmp_path, NAMES)
+    sel = choose_members(RunLayout(tmp_path), NAMES)
     assert sel["members"] == ["base"] and sel["source"] == "base"
     assert "notebook 07" in sel["why"] and "notebook 06" in sel["why"] and "no trained adapter" in sel["why"]
 
@@ -37,8 +38,8 @@ def test_first_trained_adapter_in_profile_order(tmp_path):
     _adapter(tmp_path, "model3_dora")
     _adapter(tmp_path, "model2_rslora")
     (tmp_path / "models" / "model1_lora" / "adapter").mkdir(parents=True)  # no weights: not trained
-    assert trained_adapters(tmp_path, NAMES) == ["model2_rslora", "model3_dora"]
-    sel = choose_members(tmp_path, NAMES)
+    assert trained_adapters(RunLayout(tmp_path), NAMES) == ["model2_rslora", "model3_dora"]
+    sel = choose_members(RunLayout(tmp_path), NAMES)
     assert sel["members"] == ["model2_rslora"] and sel["source"] == "first_adapter"
 
 
@@ -49,7 +50,7 @@ def test_best_single_model_from_notebook_06(tmp_path):
                                                 "models": {"base": {"accuracy": 0.25}, "model1_lora": {"accuracy": 0.3},
                                                            "model2_rslora": {"accuracy": 0.41},
                                                            "model3_dora": {"accuracy": 0.38}}})
-    sel = choose_members(tmp_path, NAMES)
+    sel = choose_members(RunLayout(tmp_path), NAMES)
     assert sel["members"] == ["model2_rslora"] and sel["source"] == "eval_best" and "model2_rslora" in sel["why"]
 
 
@@ -59,7 +60,7 @@ def test_the_ensemble_of_notebook_07_wins_and_untrained_members_are_left_out(tmp
     _write(tmp_path / "ensemble" / "summary.json", {"method": "majority", "members": NAMES,
                                                     "weights": {"model1_lora": 0.5, "model2_rslora": 0.2,
                                                                 "model3_dora": 0.3}, "best_member": "model2_rslora"})
-    sel = choose_members(tmp_path, NAMES)
+    sel = choose_members(RunLayout(tmp_path), NAMES)
     assert sel["source"] == "ensemble" and sel["method"] == "majority"
     assert sel["members"] == ["model1_lora", "model3_dora"] and "model2_rslora" in sel["why"]
     assert sel["best_member"] == "model1_lora"  # the named best is not trained here
@@ -71,7 +72,7 @@ def test_the_ensemble_of_notebook_07_wins_and_untrained_members_are_left_out(tmp
 def test_an_empty_ensemble_falls_back_and_says_so(tmp_path):
     _adapter(tmp_path, "model1_lora")
     _write(tmp_path / "ensemble" / "summary.json", {"method": "soft", "members": ["model9"]})
-    sel = choose_members(tmp_path, NAMES)
+    sel = choose_members(RunLayout(tmp_path), NAMES)
     assert sel["source"] == "first_adapter" and "names no usable member" in sel["why"]
 
 

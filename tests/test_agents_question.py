@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from helpers import filters, puzzles
-from helpers.agents import question as question_mod
+from helpers.agents import cli, question as question_mod
 from helpers.agents import timing, topics as topics_mod
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter, answer_letter, move_key, normalize_question
@@ -241,7 +241,7 @@ def test_cli_writes_questions_filtered_questions_and_report(tmp_path, monkeypatc
     from helpers.agents import build
     monkeypatch.setattr(build, "load_tokenizer", lambda cfg: tok)
     out = tmp_path / "outputs" / "questions.json"
-    code = question_mod.main(["--output_file", str(out), "--num_questions", "20", "--batch_size", "6",
+    code = cli.question_main(["--output_file", str(out), "--num_questions", "20", "--batch_size", "6",
                               "--model_share", "0"])
     assert code == 0
     raw = json.loads(out.read_text())
@@ -258,5 +258,5 @@ def test_cli_rejects_a_bad_topics_file(tmp_path, monkeypatch, tok, capsys):
     monkeypatch.setattr(build, "load_tokenizer", lambda cfg: tok)
     bad = tmp_path / "topics.json"
     bad.write_text("[1, 2]")
-    assert question_mod.main(["--output_file", str(tmp_path / "q.json"), "--topics_file", str(bad)]) == 2
+    assert cli.question_main(["--output_file", str(tmp_path / "q.json"), "--topics_file", str(bad)]) == 2
     assert str(bad) in capsys.readouterr().err

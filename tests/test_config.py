@@ -53,9 +53,3 @@ def test_apply_params_ignores_none():
 def test_unknown_profile_names_the_file():
     with pytest.raises(InputError, match="no profile 'nope'"):
         config.load_profile("nope")
-
-
-def test_run_dir_honours_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
-    cfg = config.load_profile("smoke", run="r1")
-    assert config.run_dir(cfg, "data") == tmp_path / "r1" / "data" and (tmp_path / "r1" / "data").is_dir()

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from helpers import convert
-from helpers.convert import build_pool, classify, convert_item, convert_open_ended
+from helpers.data import convert
+from helpers.data.convert import build_pool, classify, convert_item, convert_open_ended
 from helpers.records import normalize_text, validate
 
 PEOPLE = ["Jane Austen", "Charles Darwin", "George Orwell", "Neil Armstrong", "Marie Curie", "Isaac Newton",

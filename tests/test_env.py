@@ -1,4 +1,4 @@
-"""helpers.env and helpers.env_rules: each rule fires on a fabricated record and stays quiet on a near miss."""
+"""helpers.env and helpers.env.rules: each rule fires on a fabricated record and stays quiet on a near miss."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from helpers import env
 from helpers.config import deep_merge, load_profile
-from helpers.env_rules import RULES, Rule, evaluate, normalize_settings, settings_from_cfg, summarize
+from helpers.env.rules import RULES, Rule, evaluate, normalize_settings, settings_from_cfg, summarize
 from helpers.io import read_json
 
 ENV_FIXTURES = FIXTURES / "env"
@@ -138,7 +138,7 @@ def test_rule_fires_and_stays_quiet(rule_id, fire, quiet):
 
 def test_seeds_mi300x_as_they_had_it():
     # Their day-1 settings: Qwen3-235B with adamw_8bit and load_in_4bit through Unsloth; its bf16 weights
-    # alone are 235e9 x 2 bytes = 438 GiB (helpers.memory.estimate gives the full training peak).
+    # alone are 235e9 x 2 bytes = 438 GiB (helpers.env.memory.estimate gives the full training peak).
     settings = {**BASE_SETTINGS, "optim": "adamw_8bit", "load_in_4bit": True, "use_unsloth": True,
                 "model_gib": 438.0}
     fired = {c["id"] for c in evaluate(fixture("mi300x_seeds"), settings) if c["status"] != "pass"}

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from helpers import evalplots, evaluate
+from helpers import evaluate
+from helpers.evaluate import plots as evalplots
 from helpers.io import InputError
 
 

@@ -69,7 +69,7 @@ def _require_browser() -> None:
 def _prepare(nb_dir: Path) -> tuple[Path, Path]:
     """A tiny curriculum + env.json under runs/ui/, and notebook 03 parameterised for it; (notebook, run dir)."""
     import papermill as pm
-    from helpers.tinymodel import ensure_tiny_model
+    from helpers.models.tiny import ensure_tiny_model
 
     assert NOTEBOOK.exists(), f"{NOTEBOOK} is missing"
     ensure_tiny_model(progress=False)  # shared cache (KIT_CACHE_DIR): built once (~2 min), outside the UI timeout

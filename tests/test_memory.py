@@ -1,4 +1,4 @@
-"""helpers.memory: shapes, parameter counts, the seeds' MI300X calibration, monotonicity and the CLI."""
+"""helpers.env.memory: shapes, parameter counts, the seeds' MI300X calibration, monotonicity and the CLI."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import memory
+from helpers.env import memory
 from helpers.io import InputError
-from helpers.memory import GIB, estimate, fits, get_shape
+from helpers.env.memory import GIB, estimate, fits, get_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 Q72 = "Qwen/Qwen2.5-72B-Instruct"
@@ -32,8 +32,8 @@ def small_config(**over) -> dict:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """python -m helpers.memory ARGS from the project root."""
-    return subprocess.run([sys.executable, "-m", "helpers.memory", *args], cwd=ROOT, capture_output=True,
+    """python -m helpers.env.memory ARGS from the project root."""
+    return subprocess.run([sys.executable, "-m", "helpers.env.memory", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 
@@ -295,7 +295,7 @@ def test_cli_config_json_path(tmp_path):
 
 def test_the_issue_command_line_lands_within_15_percent_of_the_seeds_147():
     """The exact command a team would type; the default backend is the kit's GPU path (Unsloth)."""
-    proc = subprocess.run([sys.executable, "-m", "helpers.memory", "--model", "Qwen/Qwen2.5-72B-Instruct",
+    proc = subprocess.run([sys.executable, "-m", "helpers.env.memory", "--model", "Qwen/Qwen2.5-72B-Instruct",
                            "--dtype", "bf16", "--method", "lora", "--rank", "64", "--batch-size", "4",
                            "--seq-len", "2048", "--grad-checkpointing", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)

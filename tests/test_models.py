@@ -9,7 +9,8 @@ import sys
 import pytest
 import torch
 
-from helpers import models
+from helpers import io, models, scoring
+from helpers.models import compat
 from helpers.io import InputError
 
 from _tiny import ROOT, cpu_recommendation, one_torch_thread, tiny_model_dir
@@ -76,15 +77,15 @@ def test_4bit_only_when_requested_and_recommended(requested, recommended, expect
 @pytest.mark.parametrize("version, key", [("4.51.3", "torch_dtype"), ("4.55.4", "torch_dtype"), ("4.56.0", "dtype"),
                                           ("5.23.0", "dtype"), ("5.0.0rc1", "dtype")])
 def test_dtype_kwarg_by_transformers_version(version, key):
-    assert models.dtype_kwarg(torch.bfloat16, version) == {key: torch.bfloat16}
+    assert compat.dtype_kwarg(torch.bfloat16, version) == {key: torch.bfloat16}
 
 
 def test_installed_transformers_accepts_the_chosen_dtype_kwarg():
     import transformers
     from transformers import AutoModelForCausalLM
-    chosen = models.dtype_kwarg(torch.bfloat16)
+    chosen = compat.dtype_kwarg(torch.bfloat16)
     key = next(iter(chosen))
-    assert key == ("dtype" if models.version_tuple(transformers.__version__) >= (4, 56) else "torch_dtype")
+    assert key == ("dtype" if io.version_tuple(transformers.__version__) >= (4, 56) else "torch_dtype")
     # Runs under both tiers (make test: 5.x, make test-container: 4.51.3). 4.51.3 raises TypeError on dtype=;
     # bfloat16, not the float32 default, so a keyword that was accepted but ignored fails too.
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()), **chosen)
@@ -123,7 +124,7 @@ def test_load_for_scoring_pads_left_and_evaluates():
 
 
 def test_base_tiny_goes_through_ensure_tiny_model(monkeypatch):
-    import helpers.tinymodel as tm
+    import helpers.models.tiny as tm
     calls = []
     monkeypatch.setattr(tm, "ensure_tiny_model", lambda **kw: calls.append(kw) or tiny_model_dir())
     _, _, info = models.load_model("tiny", model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
@@ -214,8 +215,8 @@ def test_resume_weights_must_match_the_adapter(train_load, tmp_path):
 
 def test_importing_the_training_helpers_leaves_transformers_unimported():
     # Unsloth must be imported before transformers/peft: the helpers may only import them lazily.
-    code = ("import sys; import helpers.models, helpers.train, helpers.telemetry, helpers.prompts, "
-            "helpers.train_data, helpers.checkpoints; "
+    code = ("import sys; import helpers.models, helpers.train, helpers.train.telemetry, helpers.prompts, "
+            "helpers.train.data, helpers.train.checkpoints; "
             "bad = [m for m in ('transformers', 'peft', 'trl', 'unsloth') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -247,7 +248,7 @@ def test_letter_check_agrees_with_batched_scoring():
     tok = models.prepare_tokenizer(AutoTokenizer.from_pretrained(str(tiny_model_dir())), for_training=False)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
     recs = bundled_records(3)
-    rows = models.letter_check(model, tok, recs)
+    rows = scoring.letter_check(model, tok, recs)
     probs = scoring.score_letters(model, tok, recs)
     for row, rec, p in zip(rows, recs, probs):
         assert row["adapter_p_answer"] == pytest.approx(p[rec["answer"]], abs=2e-3)

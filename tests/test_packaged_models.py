@@ -9,8 +9,11 @@ import shutil
 import pytest
 import torch
 
-from helpers import config, memory, models, packaged_models as pm
+from helpers import config, models
+from helpers.env import memory
+from helpers.models import packaged as pm
 from helpers.io import read_json
+from helpers.layout import RunLayout
 from helpers.prompts import render_example
 from helpers.scoring import end_of_turn_ids, letter_token_ids, score_letters
 
@@ -194,7 +197,7 @@ def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
     form. The base replies "B) September ..." (the letter, then it goes on), so a letter-only harness must parse;
     the adapter replies with the letter and closes its turn. Its accuracy is not asserted: at 135M it stays near
     chance on these questions, before and after (the README gives the measured figures)."""
-    from helpers.telemetry import read_metrics
+    from helpers.train.telemetry import read_metrics
     model, tok, _ = smol
     summary, out, val = real_lora
     losses = [m["loss"] for m in read_metrics(out / "metrics.jsonl") if m.get("loss") is not None]
@@ -208,9 +211,9 @@ def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
     assert base_rate <= 0.2 and tuned_rate >= 0.9, (base_rate, tuned_rate)
 
 
-# ---------------------------------------------------------------- the cache folder mechanics (helpers.model_cache)
+# ---------------------------------------------------------------- the cache folder mechanics (helpers.models.cache)
 def _fake_build(folder, text: str):
-    from helpers.model_cache import sha256_file
+    from helpers.models.cache import sha256_file
     from helpers.io import write_json
     folder.mkdir(parents=True)
     (folder / "w.bin").write_text(text)
@@ -219,7 +222,7 @@ def _fake_build(folder, text: str):
 
 
 def test_a_complete_folder_is_kept_only_when_asked_and_a_changed_file_is_seen(tmp_path):
-    from helpers import model_cache
+    from helpers.models import cache as model_cache
     final = _fake_build(tmp_path / "final", "first")
     model_cache.install_dir(_fake_build(tmp_path / "b1", "second"), final, "m.json", keep_complete=True)
     assert (final / "w.bin").read_text() == "first" and (tmp_path / "b1").exists()  # kept; the caller drops b1
@@ -246,7 +249,7 @@ def test_the_exported_real_model_agents_pass_the_harness_filters(real_lora, tmp_
     _, out, _ = real_lora
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
     cfg = config.load_profile("cpu", "harness")
-    shutil.copytree(out / "adapter", scoring.adapter_dir(cfg, "model1_lora"))
+    shutil.copytree(out / "adapter", RunLayout.of(cfg).adapter_dir("model1_lora"))
     sel = {"members": ["model1_lora"], "weights": {"model1_lora": 1.0}, "best_member": "model1_lora",
            "method": "soft", "source": "test", "why": "the one adapter trained here"}
     export.export(cfg, tmp_path / "challenge" / "agents", sel=sel)

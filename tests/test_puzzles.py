@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import filters, puzzles, puzzles_family, puzzles_seating
+from helpers import filters, puzzles
+from helpers.puzzles import family as puzzles_family
+from helpers.puzzles import seating as puzzles_seating
 from helpers.records import validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, shared_samples
-from helpers import hub, readers
+from helpers.data import hub, rows
+from helpers.data import readers
 from helpers.io import InputError
 from helpers.records import RecordError
 
@@ -293,7 +294,7 @@ def test_folder_and_path_errors(spec, problem):
 # ---------------------------------------------------------------- hub mappings (hand-made rows in hub schemas)
 
 def test_hub_mmlu_row():
-    rec = hub.map_mmlu({"question": "2+2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"],
+    rec = rows.map_mmlu({"question": "2+2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"],
                         "answer": 1}, "all", "test-1")
     assert (rec["source"], rec["topic"], rec["answer"], rec["id"]) == (
         "mmlu/elementary_mathematics", "elementary mathematics", 1, "mmlu/elementary_mathematics/test-1")
@@ -302,15 +303,15 @@ def test_hub_mmlu_row():
 def test_hub_arc_row_digit_labels():
     row = {"id": "Mercury_1", "question": "Which?", "choices": {"text": ["a", "b", "c", "d"], "label": list("1234")},
            "answerKey": "4"}
-    rec = hub.map_arc(row, "ARC-Easy", "test-1")
+    rec = rows.map_arc(row, "ARC-Easy", "test-1")
     assert (rec["answer"], rec["source"], rec["id"]) == (3, "arc/easy", "arc/easy/Mercury_1")
 
 
 def test_hub_commonsenseqa_row_and_empty_test_key():
     row = {"id": "x1", "question": "Where?", "question_concept": "place",
            "choices": {"label": list("ABCDE"), "text": ["a", "b", "c", "d", "e"]}, "answerKey": "E"}
-    assert hub.map_commonsenseqa(row, None, "train-1")["answer"] == 4
-    assert hub.map_commonsenseqa({**row, "answerKey": ""}, None, "test-1") is None
+    assert rows.map_commonsenseqa(row, None, "train-1")["answer"] == 4
+    assert rows.map_commonsenseqa({**row, "answerKey": ""}, None, "test-1") is None
 
 
 def test_hub_openbookqa_additional_fact1():
@@ -318,30 +319,30 @@ def test_hub_openbookqa_additional_fact1():
                                                                    "label": list("ABCD")},
            "answerKey": "C", "fact1": "convection moves heat", "humanScore": 1.0, "clarity": 2.0,
            "turkIdAnonymized": "ab"}
-    rec = hub.map_openbookqa(row, "additional", "test-1")
+    rec = rows.map_openbookqa(row, "additional", "test-1")
     assert (rec["question"], rec["answer"], rec["explanation"]) == ("Heat moves", 2, "convection moves heat")
 
 
 def test_hub_sciq_hellaswag_winogrande_rows():
-    sci = hub.map_sciq({"question": "Q?", "distractor3": "a", "distractor1": "b", "distractor2": "c",
+    sci = rows.map_sciq({"question": "Q?", "distractor3": "a", "distractor1": "b", "distractor2": "c",
                         "correct_answer": "d", "support": "s"}, None, "train-1")
     assert sci["choices"][sci["answer"]] == "d" and sci["explanation"] == "s"
     hs = {"ind": 5, "activity_label": "Cooking", "ctx_a": "A pan heats.", "ctx_b": "", "ctx": "A pan heats.",
           "endings": ["a", "b", "c", "d"], "source_id": "x", "split": "val", "split_type": "indomain", "label": "3"}
-    assert hub.map_hellaswag(hs, None, "validation-1")["answer"] == 3
-    assert hub.map_hellaswag({**hs, "label": ""}, None, "test-1") is None
+    assert rows.map_hellaswag(hs, None, "validation-1")["answer"] == 3
+    assert rows.map_hellaswag({**hs, "label": ""}, None, "test-1") is None
     wg = {"sentence": "A helped B because _ was kind.", "option1": "A", "option2": "B", "answer": "1"}
-    assert hub.map_winogrande(wg, "winogrande_xl", "train-7")["id"] == "winogrande/train-7"
-    assert hub.map_winogrande({**wg, "answer": ""}, "winogrande_xl", "test-1") is None
+    assert rows.map_winogrande(wg, "winogrande_xl", "train-7")["id"] == "winogrande/train-7"
+    assert rows.map_winogrande({**wg, "answer": ""}, "winogrande_xl", "test-1") is None
 
 
 def test_hub_triviaqa_row():
     row = {"question": "Q?", "question_id": "tc_1", "question_source": "x",
            "answer": {"aliases": ["Big Ben", "big ben"], "normalized_aliases": ["big ben", "elizabeth tower"],
                       "value": "Big Ben", "normalized_value": "big ben", "type": "WikipediaEntity"}}
-    item = hub.map_triviaqa(row, "rc.nocontext", "validation-1")
+    item = rows.map_triviaqa(row, "rc.nocontext", "validation-1")
     assert (item["answer_text"], item["aliases"], item["id"]) == ("Big Ben", ["elizabeth tower"], "triviaqa/tc_1")
-    assert hub.map_triviaqa({**row, "answer": {"aliases": [], "value": "<unk>"}}, None, "test-1") is None
+    assert rows.map_triviaqa({**row, "answer": {"aliases": [], "value": "<unk>"}}, None, "test-1") is None
 
 
 def test_hub_spec_parsing():
@@ -423,13 +424,13 @@ def test_every_shared_sample_converts_with_the_stated_counts():
     root = shared_samples()
     results = {str(Path(r.path).relative_to(root)): r for r in readers.read_source(str(root))}
     assert set(results) == set(SHARED)  # a new sample file must be added to the table above
-    for rel, (rows, unlabeled, open_) in SHARED.items():
+    for rel, (n_rows, unlabeled, open_) in SHARED.items():
         res = results[rel]
         res.check()
         drops = SHARED_DROPS.get(rel, {})
-        assert (res.read, res.unlabeled, len(res.open_ended)) == (rows, unlabeled, open_), rel
+        assert (res.read, res.unlabeled, len(res.open_ended)) == (n_rows, unlabeled, open_), rel
         assert dict(res.dropped) == drops, (rel, res.examples)
-        assert len(res.records) == rows - unlabeled - open_ - sum(drops.values()), rel
+        assert len(res.records) == n_rows - unlabeled - open_ - sum(drops.values()), rel
     # README table: 201 MMLU + 190 ARC + 120 CSQA + 150 OBQA + 50 SciQ + 1 TriviaQA + 50 HellaSwag + 120 WinoGrande
     assert sum(r.read for r in results.values()) == 882
 

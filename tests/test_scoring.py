@@ -10,6 +10,8 @@ import torch
 
 from _tiny import bundled_records, tiny_model_dir
 from helpers import config, scoring
+from helpers.layout import RunLayout
+from helpers.models import members
 from helpers.io import InputError
 from helpers.prompts import render_prompt
 
@@ -184,16 +186,16 @@ def test_members_share_one_base_and_match_separately_loaded_adapters(tiny):
     cfg = config.load_profile("smoke", "members")
     cfg["model"]["base"] = str(tiny_model_dir())
     for name, dora, seed in (("model1_lora", False, 1), ("model3_dora", True, 2)):
-        _save_adapter(tiny_model_dir(), scoring.adapter_dir(cfg, name), use_dora=dora, seed=seed)
+        _save_adapter(tiny_model_dir(), RunLayout.of(cfg).adapter_dir(name), use_dora=dora, seed=seed)
     items = _items()[:4]
     names = ["base", "model1_lora", "model3_dora"]
-    ens, etok, info = scoring.load_members(cfg, names)
+    ens, etok, info = members.load_members(cfg, names)
     assert info["members"] == names and info["skipped"] == {}
     got = scoring.score_members(ens, etok, names, items, batch_size=4)
     assert _close(got["base"], scoring.score_letters(model, tok, items), 1e-5)
     for name in names[1:]:
         alone = models.load_adapter(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir())),
-                                    scoring.adapter_dir(cfg, name))
+                                    RunLayout.of(cfg).adapter_dir(name))
         expect = scoring.score_letters(alone, tok, items)
         assert _close(got[name], expect, 1e-5)
         assert not _close(got[name], got["base"], 1e-3)  # the adapter is really on
@@ -204,10 +206,10 @@ def test_missing_adapter_raises_or_is_counted():
     cfg = config.load_profile("smoke", "nomembers")
     cfg["model"]["base"] = str(tiny_model_dir())
     with pytest.raises(InputError, match=r"model2_rslora.*not trained"):
-        scoring.load_members(cfg, ["base", "model2_rslora"])
+        members.load_members(cfg, ["base", "model2_rslora"])
     with pytest.raises(InputError, match="not an adapter of the profile"):
-        scoring.load_members(cfg, ["nosuch"])
-    _, _, info = scoring.load_members(cfg, ["base", "model2_rslora"], skip_missing=True)
+        members.load_members(cfg, ["nosuch"])
+    _, _, info = members.load_members(cfg, ["base", "model2_rslora"], skip_missing=True)
     assert info["members"] == ["base"] and list(info["skipped"]) == ["model2_rslora"]
 
 

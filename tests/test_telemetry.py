@@ -7,7 +7,7 @@ import math
 import time
 from types import SimpleNamespace
 
-from helpers import telemetry
+from helpers.train import telemetry
 
 
 def _logger(tmp_path, live=None):

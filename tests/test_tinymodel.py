@@ -10,7 +10,7 @@ import socket
 import pytest
 import torch
 
-from helpers import tinymodel
+from helpers.models import tiny as tinymodel
 
 # Small warm-ups keep every build a few seconds; the default (800 steps) is measured, not tested.
 WARM = 30

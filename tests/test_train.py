@@ -16,11 +16,12 @@ import torch
 from safetensors.torch import load_file
 from transformers import TrainerCallback
 
-from helpers import checkpoints as ckpt
-from helpers import config, models, telemetry
+from helpers.train import checkpoints as ckpt
+from helpers import config, io, models
+from helpers.train import telemetry
 from helpers.io import InputError, read_json, write_json
 from helpers.train import train_adapter
-from helpers.train_data import IGNORE_INDEX, build_examples, load_curriculum, tokenize_example
+from helpers.train.data import IGNORE_INDEX, build_examples, load_curriculum, tokenize_example
 
 from _tiny import ROOT, bundled_records, cpu_recommendation, one_torch_thread, tiny_model_dir, write_curriculum
 
@@ -52,7 +53,7 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 # ---------------------------------------------------------------- version-tolerant arguments
 def test_training_kwargs_map_onto_4_51_3_and_5_x():
-    from helpers.train_hf import compat_training_kwargs
+    from helpers.train.hf import compat_training_kwargs
     wanted = {"output_dir": "o", "group_by_length": True, "eval_strategy": "no", "use_cpu": True, "nosuch": 1}
     old, dropped_old = compat_training_kwargs(wanted, ARGS_4_51_3)
     new, dropped_new = compat_training_kwargs(wanted, ARGS_5_X)
@@ -64,7 +65,7 @@ def test_training_kwargs_map_onto_4_51_3_and_5_x():
 
 
 def test_installed_transformers_gets_length_grouping_and_the_tokenizer(tmp_path, tok):
-    from helpers.train_hf import make_training_args, trainer_tokenizer_kwarg
+    from helpers.train.hf import make_training_args, trainer_tokenizer_kwarg
     args, dropped = make_training_args(output_dir=str(tmp_path), group_by_length=True, eval_strategy="no",
                                        use_cpu=True, report_to="none")
     assert dropped == []
@@ -79,9 +80,9 @@ def test_the_argument_sets_above_match_the_installed_transformers():
     """ARGS_4_51_3 / ARGS_5_X are copied from each version's source: the installed version must agree with its set,
     and lack the names only the other has (the unit tier runs on both: make test and make test-container)."""
     import transformers
-    from helpers.train_hf import accepted_training_args
+    from helpers.train.hf import accepted_training_args
     accepted = accepted_training_args()
-    mine, other = ((ARGS_5_X, ARGS_4_51_3) if models.version_tuple(transformers.__version__) >= (5,)
+    mine, other = ((ARGS_5_X, ARGS_4_51_3) if io.version_tuple(transformers.__version__) >= (5,)
                    else (ARGS_4_51_3, ARGS_5_X))
     assert mine <= accepted
     # 5.x has no group_by_length, no_cuda, warmup_ratio; 4.51.3 has no train_sampling_strategy
@@ -126,8 +127,8 @@ def test_curriculum_errors_name_file_line_and_field(tmp_path):
 
 
 def _trainer(tmp_path, model, tok, examples, **kw):
-    from helpers.train_data import make_collator, make_dataset
-    from helpers.train_hf import ChunkTrainer, make_training_args, trainer_tokenizer_kwarg
+    from helpers.train.data import make_collator, make_dataset
+    from helpers.train.hf import ChunkTrainer, make_training_args, trainer_tokenizer_kwarg
     args, _ = make_training_args(output_dir=str(tmp_path / "o"), per_device_train_batch_size=4, learning_rate=1e-3,
                                  group_by_length=True, use_cpu=True, report_to="none", seed=7,
                                  remove_unused_columns=False, optim="adamw_torch", weight_decay=0.01)
@@ -181,7 +182,7 @@ def test_dora_magnitudes_get_their_own_group_at_the_multiplied_lr(tmp_path, tok)
 
 
 def test_carried_optimizer_state_keeps_the_new_chunk_lr():
-    from helpers.train_hf import load_optimizer_state
+    from helpers.train.hf import load_optimizer_state
     p = torch.nn.Parameter(torch.ones(3))
     old = torch.optim.AdamW([{"params": [p], "lr": 2e-3}])
     p.grad = torch.ones(3)
@@ -487,7 +488,7 @@ def test_answer_only_loss_has_the_models_loss_and_gradients(tok):
 
 
 def test_answer_only_logits_train_the_same_adapter_with_a_narrow_lm_head(tmp_path, tok):
-    from helpers.train_hf import accepts_logits_to_keep
+    from helpers.train.hf import accepts_logits_to_keep
     recs = bundled_records(24)
     for i, rec in enumerate(recs):
         rec["question"] += " Think about it" * (i % 7)

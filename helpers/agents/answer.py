@@ -5,17 +5,15 @@ ensemble notebook 07 chose), a short reasoning naming it. Malformed input, a mod
 a spent budget give a counted fallback letter instead, never an exception. Every object passes the
 rules' answer filter (helpers.filters.check_answer) with the agent's own tokenizer before it leaves.
 
-CLI, with the harness's flags and files:
-`python -m helpers.agents.answer --input_file outputs/filtered_questions.json --output_file outputs/answers.json
+Command line (helpers.agents.cli), with the harness's flags and files:
+`python -m helpers.agents answer --input_file outputs/filtered_questions.json --output_file outputs/answers.json
 [--batch_size 5] [--profile smoke] [--run NAME]` writes answers.json, filtered_answers.json and answers.report.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import math
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -247,36 +245,3 @@ def write_answer_files(agent: AnswerAgent, questions: list, answers: list[dict],
               **(extra or {}), **stamp({"batch_size": batch_size, "output_file": str(output_file)})}
     write_json(report_name(output_file), report)
     return report
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: the harness's answer-agent flags plus the kit's --profile/--run."""
-    ap = argparse.ArgumentParser(prog="python -m helpers.agents.answer", description=__doc__.splitlines()[0])
-    ap.add_argument("--input_file", default="outputs/filtered_questions.json")
-    ap.add_argument("--output_file", default="outputs/answers.json")
-    ap.add_argument("--batch_size", type=int, default=5)
-    ap.add_argument("--profile", default="smoke")
-    ap.add_argument("--run", default=None)
-    ap.add_argument("--verbose", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        questions = read_question_file(args.input_file)
-        from helpers import config
-        from helpers.agents import build
-        cfg = config.load_profile(args.profile, args.run)
-        agent, selection = build.kit_answer_agent(cfg)
-        answers, metas = run_answers(agent, questions, batch_size=args.batch_size, progress=args.verbose)
-        report = write_answer_files(agent, questions, answers, metas, args.output_file, batch_size=args.batch_size,
-                                    extra={"selection": selection})
-    except (InputError, KeyError, ValueError) as exc:
-        print(f"answer agent: {exc}", file=sys.stderr)
-        return 2
-    lat = report["latency"]
-    print(f"{report['answers']} answers ({report['passed_filter']} pass the filter), "
-          f"fallbacks {report['fallbacks'] or 0}; "
-          f"p50 {lat['p50_s']:.3f} s, p99 {lat['p99_s']:.3f} s of {lat['limit_s']:.0f} s -> {args.output_file}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 from helpers import config
+from helpers.layout import RunLayout
 from helpers.agents import predictor as pred
 from helpers.agents import timing, topics as topics_mod
 from helpers.agents.answer import AnswerAgent
@@ -33,23 +33,18 @@ def agents_cfg(cfg: dict, **overrides: Any) -> dict:
     return out
 
 
-def run_path(cfg: dict) -> Path:
-    """runs/<run>/ (not created)."""
-    return config.runs_root() / cfg["run"]
-
-
 def selection(cfg: dict) -> dict:
     """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback."""
-    return pred.choose_members(run_path(cfg), list(cfg.get("models") or {}))
+    return pred.choose_members(RunLayout.of(cfg), list(cfg.get("models") or {}))
 
 
 def load_team_model(cfg: dict, names: Sequence[str], recommendation: dict | None = None) -> tuple[Any, Any, dict]:
     """The base model once with every named adapter attached ("base" = adapters off), for inference."""
-    from helpers import scoring
+    from helpers import env
+    from helpers.models import members
     if recommendation is None:
-        from helpers import train
-        recommendation = train.resolve_recommendation(cfg)
-    return scoring.load_members(cfg, list(dict.fromkeys(names)), recommendation, skip_missing=True)
+        recommendation = env.read_recommendation(cfg)
+    return members.load_members(cfg, list(dict.fromkeys(names)), recommendation, skip_missing=True)
 
 
 def load_tokenizer(cfg: dict) -> Any:

@@ -21,7 +21,9 @@ from helpers.agents import build
 from helpers.agents import predictor as pred
 from helpers.agents.harness import CONFIG_NAME
 from helpers.io import InputError, atomic_write_text, stamp, write_json
-from helpers.packaged_models import is_packaged
+from helpers.layout import RunLayout
+from helpers.models.members import cpu_threads
+from helpers.models.packaged import is_packaged
 
 _TEMPLATE = '''"""{role} for the challenge harness, exported by qa-agent-kit (`python -m helpers.agents.export`).
 
@@ -93,7 +95,7 @@ def vendor_helpers(out_dir: Path) -> int:
 def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adapters: bool = False,
            recommendation: dict | None = None, **agent_overrides) -> dict:
     """Write the harness folder for a run; returns the config written (kit_agent.json)."""
-    from helpers import models, scoring
+    from helpers import models
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sel = sel or build.selection(cfg)
@@ -102,7 +104,7 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     for name in names:
         if name == pred.BASE:
             continue
-        src = scoring.adapter_dir(cfg, name)
+        src = RunLayout.of(cfg).adapter_dir(name)
         missing = models.missing_adapter_files(src)
         if missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained (notebooks 03-05)")
@@ -118,14 +120,14 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     model_cfg = {"dtype": settings["dtype"], "load_in_4bit": settings["load_in_4bit"],
                  "attn_implementation": settings["attn_implementation"], "trust_remote_code": False,
                  "use_unsloth": False, "gradient_checkpointing": False, "max_seq_len": settings["max_seq_len"]}
-    threads = (cfg.get("train") or {}).get("cpu_threads") or (1 if cfg["model"]["base"] == "tiny" else None)
+    threads = cpu_threads(cfg.get("train"), "tiny" if cfg["model"]["base"] == "tiny" else None)
     conf = {"base": resolve_base(cfg["model"]["base"]), "model": model_cfg, "members": list(sel["members"]),
             "weights": sel.get("weights"), "method": sel.get("method", "soft"),
             "best_member": sel.get("best_member") or sel["members"][0], "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
             "topics": build.read_topics(cfg), "agents": build.agents_cfg(cfg, **agent_overrides),
             "seed": int(cfg.get("seed", 0)), "run": cfg["run"], "profile": cfg.get("profile"),
-            # torch threads on a CPU, as training and scoring use them: 1 for the tiny model (2 ran up to 50x slower)
+            # torch threads on a CPU by the rule training and scoring use (helpers.models.members.cpu_threads)
             "cpu_threads": threads,
             **stamp({"link_adapters": link_adapters, **agent_overrides})}
     write_json(out / CONFIG_NAME, conf)
@@ -147,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         cfg = config.load_profile(args.profile, args.run)
-        from helpers import train
-        conf = export(cfg, args.out, link_adapters=args.link_adapters, recommendation=train.resolve_recommendation(cfg),
+        from helpers import env
+        conf = export(cfg, args.out, link_adapters=args.link_adapters, recommendation=env.read_recommendation(cfg),
                       model_question_share=args.model_share)
     except (InputError, KeyError, ValueError) as exc:
         print(f"export: {exc}", file=sys.stderr)

@@ -21,6 +21,7 @@ from typing import Any
 from helpers.agents import build
 from helpers.agents import predictor as pred
 from helpers.io import InputError, read_json
+from helpers.models import members
 
 CONFIG_NAME = "kit_agent.json"
 CONFIG_ENV = "KIT_AGENT_CONFIG"  # overrides where the exported classes look for their config
@@ -55,8 +56,8 @@ def _load(conf: dict, folder: Path, names: list[str]) -> tuple[Any, Any, dict]:
     base = conf["base"]
     if not Path(base).is_absolute() and (folder / base).exists():
         base = str(folder / base)
-    return pred.load_with_adapters(base, conf["model"], _adapter_paths(conf, folder, names),
-                                   cpu_threads=conf.get("cpu_threads"))
+    return members.load_with_adapters(base, conf["model"], _adapter_paths(conf, folder, names),
+                                      threads=conf.get("cpu_threads"))
 
 
 def _load_tokenizer(conf: dict, folder: Path) -> Any:

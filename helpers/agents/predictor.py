@@ -6,20 +6,20 @@ model in notebook 06's `eval/summary.json`; else the first trained adapter; else
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 from helpers.ensemble import METHODS
 from helpers.io import read_json
+from helpers.layout import RunLayout
 from helpers.models import missing_adapter_files
-from helpers.scoring import BASE  # the member name meaning "adapters switched off"
+from helpers.models.members import BASE  # the member name meaning "adapters switched off"
 
 
-def trained_adapters(run_path: Path, names: Sequence[str]) -> list[str]:
+def trained_adapters(lay: RunLayout, names: Sequence[str]) -> list[str]:
     """The names (profile order) whose models/<name>/adapter/ holds a config and safetensors weights."""
     out = []
     for name in names:
-        if not missing_adapter_files(run_path / "models" / name / "adapter"):
+        if not missing_adapter_files(lay.adapter_dir(name)):
             out.append(name)
     return out
 
@@ -58,11 +58,11 @@ def best_from_eval(summary: dict, candidates: Sequence[str]) -> str | None:
     return max(scores, key=lambda n: (scores[n], n != BASE))
 
 
-def choose_members(run_path: Path, profile_models: Sequence[str]) -> dict:
+def choose_members(lay: RunLayout, profile_models: Sequence[str]) -> dict:
     """{"members", "weights", "method", "best_member", "source", "why"}: what the A-agent scores with and why."""
-    trained = trained_adapters(run_path, profile_models)
+    trained = trained_adapters(lay, profile_models)
     usable = set(trained) | {BASE}
-    ens_path = run_path / "ensemble" / "summary.json"
+    ens_path = lay.ensemble_summary
     notes = []
     if ens_path.exists():
         ens = read_json(ens_path)
@@ -83,7 +83,7 @@ def choose_members(run_path: Path, profile_models: Sequence[str]) -> dict:
         notes.append(f"{ens_path} names no usable member")
     else:
         notes.append(f"no {ens_path} (run notebook 07)")
-    eval_path = run_path / "eval" / "summary.json"
+    eval_path = lay.eval_summary
     if eval_path.exists():
         best = best_from_eval(read_json(eval_path), sorted(usable))
         if best:
@@ -97,22 +97,6 @@ def choose_members(run_path: Path, profile_models: Sequence[str]) -> dict:
                 "source": "first_adapter", "why": "; ".join(notes + [f"first trained adapter: {trained[0]}"])}
     return {"members": [BASE], "weights": None, "method": "soft", "best_member": BASE, "source": "base",
             "why": "; ".join(notes + ["no trained adapter: the base model answers"])}
-
-
-def load_with_adapters(base: str, model_cfg: dict, adapters: dict[str, str], recommendation: dict | None = None,
-                       cpu_threads: int | None = None) -> tuple[Any, Any, dict]:
-    """The base loaded once for inference with each adapter folder attached under its name (export loading)."""
-    from helpers import models
-    model, tokenizer, info = models.load_model(base, model_cfg=model_cfg, recommendation=recommendation,
-                                               for_training=False)
-    for name, path in adapters.items():
-        model = models.attach_adapter(model, path, name)  # safetensors only; a missing file names itself
-    model.eval()
-    import torch
-    if cpu_threads and not torch.cuda.is_available():  # the tiny model: 1 thread (see helpers.scoring.load_members)
-        torch.set_num_threads(int(cpu_threads))
-    info["members"] = [BASE] + list(adapters)
-    return model, tokenizer, info
 
 
 class LetterPredictor:

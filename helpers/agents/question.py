@@ -6,18 +6,16 @@ and the kit's A-agent agrees with its key; see helpers.agents.writer), the verif
 last a counted off-topic puzzle so the agent never goes silent. Answer letters come from shuffled
 blocks of A-D (any 4n consecutive questions hold n of each), unless a harness prompt names the letter.
 
-CLI, with the harness's flags and files:
-`python -m helpers.agents.question --output_file outputs/questions.json --num_questions 20 [--batch_size 5]
+Command line (helpers.agents.cli), with the harness's flags and files:
+`python -m helpers.agents question --output_file outputs/questions.json --num_questions 20 [--batch_size 5]
 [--profile smoke] [--run NAME] [--topics_file data/topics.json] [--model_share 0.2]` writes questions.json,
 filtered_questions.json and questions.report.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Any, Sequence
 from helpers import filters, puzzles
 from helpers.agents import timing, topics as topics_mod
 from helpers.agents.files import filtered_name, report_name
-from helpers.io import InputError, stamp, write_json
+from helpers.io import stamp, write_json
 from helpers.records import dedupe_key
 
 LETTERS4 = "ABCD"
@@ -247,41 +245,3 @@ def write_question_files(agent: QuestionAgent, questions: list[dict], metas: lis
                                         "output_file": str(output_file)})}
     write_json(report_name(output_file), report)
     return report
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: the harness's question-agent flags plus the kit's --profile/--run/--topics_file."""
-    ap = argparse.ArgumentParser(prog="python -m helpers.agents.question", description=__doc__.splitlines()[0])
-    ap.add_argument("--output_file", default="outputs/questions.json")
-    ap.add_argument("--num_questions", type=int, default=20)
-    ap.add_argument("--batch_size", type=int, default=5)
-    ap.add_argument("--profile", default="smoke")
-    ap.add_argument("--run", default=None)
-    ap.add_argument("--topics_file", default=None, help="default: the profile's agents.topics_file")
-    ap.add_argument("--model_share", type=float, default=None, help="share of questions the model tries first")
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--verbose", action="store_true")
-    args = ap.parse_args(argv)
-    if args.num_questions < 1:
-        print("question agent: --num_questions must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        from helpers import config
-        from helpers.agents import build
-        cfg = config.load_profile(args.profile, args.run)
-        agent, info = build.kit_question_agent(cfg, topics_file=args.topics_file, model_share=args.model_share,
-                                               seed=args.seed)
-        questions, metas = run_questions(agent, args.num_questions, batch_size=args.batch_size, progress=args.verbose)
-        report = write_question_files(agent, questions, metas, args.output_file, requested=args.num_questions,
-                                      batch_size=args.batch_size, extra={"build": info})
-    except (InputError, KeyError, ValueError) as exc:
-        print(f"question agent: {exc}", file=sys.stderr)
-        return 2
-    lat = report["latency"]
-    print(f"{report['written']} questions, {report['format_correct']} format-correct ({report['sources']}); "
-          f"p50 {lat['p50_s']:.3f} s, p99 {lat['p99_s']:.3f} s of {lat['limit_s']:.0f} s -> {args.output_file}")
-    return 0 if not report["disqualified"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

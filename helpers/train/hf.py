@@ -106,7 +106,7 @@ def answer_only_loss(model: torch.nn.Module, inputs: dict, num_items_in_batch: A
     terms are zero and so are their gradients. Here only the columns where some row has a label are projected:
     the loss is the same sum over labelled tokens divided by num_items_in_batch (or their mean when it is None),
     as transformers' ForCausalLMLoss computes it, and so are the gradients."""
-    from helpers.train_data import IGNORE_INDEX
+    from helpers.train.data import IGNORE_INDEX
     targets = inputs["labels"][:, 1:]  # the token each position predicts
     cols = (targets != IGNORE_INDEX).any(dim=0).nonzero().squeeze(-1)
     rest = {k: v for k, v in inputs.items() if k != "labels"}

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from helpers import convert, io
+from helpers import io, layout
+from helpers.data import convert
 from helpers.io import InputError
 from helpers.records import LETTERS, RecordError, contains_any, dedupe_key, validate
 
@@ -87,7 +88,7 @@ def _hash(seed: int, text: str) -> bytes:
 def read_sources(sources: list[str], ledger: Ledger, *, tolerant: bool, fmt: str | None = None,
                  progress: bool = False) -> tuple[list[Item], list[Item]]:
     """Read every source (file, folder, hub:...) into native records and open-ended items."""
-    from helpers import readers  # the readers import `datasets` lazily; keep this module light too
+    from helpers.data import readers  # the readers import `datasets` lazily; keep this module light too
 
     native, open_ended = [], []
     specs = sources
@@ -146,7 +147,7 @@ def generate_puzzles(n: int, ledger: Ledger, *, seed: int) -> list[Item]:
 def validate_items(items: list[Item], ledger: Ledger, *, tolerant: bool = True) -> list[Item]:
     """Schema-check every record not yet checked; a bad one is dropped by reason (tolerant) or raised (strict).
 
-    Records from the readers were validated as they were read (helpers.readers.collect), with the file's
+    Records from the readers were validated as they were read (helpers.data.readers.collect), with the file's
     line numbers; validating them again would cost ~0.4 s CPU per 30,000 records for nothing.
     """
     out = []
@@ -379,14 +380,14 @@ def build_dataset(sources: list[str], *, out_dir: str | Path, puzzles: int, val_
                                       tolerant=tolerant, fmt=fmt, progress=progress, log=log, balance=balance)
     out = Path(out_dir)
     t0 = time.perf_counter()
-    io.write_jsonl(out / "train.jsonl", train)
-    io.write_jsonl(out / "val.jsonl", val)
+    io.write_jsonl(out / layout.TRAIN_DATA, train)
+    io.write_jsonl(out / layout.VAL_DATA, val)
     report["seconds"]["write"] = round(time.perf_counter() - t0, 4)
     params = params if params is not None else {"sources": [str(s) for s in sources], "puzzles": puzzles,
                                                 "val_fraction": val_fraction, "seed": seed, "tolerant": tolerant,
                                                 "format": fmt}
-    report = {**io.stamp(params), "outputs": {"train": "train.jsonl", "val": "val.jsonl"}, **report}
-    io.write_json(out / "report.json", report)
+    report = {**io.stamp(params), "outputs": {"train": layout.TRAIN_DATA, "val": layout.VAL_DATA}, **report}
+    io.write_json(out / layout.DATA_REPORT, report)
     return report
 
 
@@ -459,6 +460,3 @@ def main(argv: list[str] | None = None) -> int:
           "report.json")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

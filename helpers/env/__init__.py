@@ -16,11 +16,11 @@ from importlib import util as import_util
 from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
-from helpers.env_rules import (  # noqa: F401  (the rules' public API is re-exported here)
+from helpers.env.rules import (  # noqa: F401  (the rules' public API is re-exported here)
     BF16_ROCM_GFX, RULES, Rule, bf16_capable, bnb_usable, checks_table, evaluate, get, hw_gfx,
     settings_from_cfg, summarize, unsloth_importable,
 )
-from helpers.io import package_version, stamp, write_json
+from helpers.io import package_version, read_json, stamp, write_json
 
 SCHEMA = 1
 PACKAGES = (
@@ -399,11 +399,23 @@ def apply_env(recommendation: dict, environ: MutableMapping[str, str] | None = N
     return done
 
 
+def read_recommendation(cfg: dict) -> dict:
+    """The run's recommended settings: env.json's from notebook 00 when present, else a fresh check of this machine."""
+    from helpers.layout import RunLayout
+    saved = RunLayout.of(cfg).env
+    if saved.exists():
+        rec = read_json(saved).get("recommendation")
+        if isinstance(rec, dict):
+            return rec
+    return recommend(collect_facts(hf_budget_s=2.0), cfg.get("model"))
+
+
 def write_env_report(path: str | os.PathLike, facts: dict, checks: list[dict], recommendation: dict,
                      params: dict | None, extra: dict | None = None) -> Path:
     """Write env.json (a directory gets env.json inside it) with the provenance stamp."""
     path = Path(path)
     if path.is_dir():
-        path = path / "env.json"
+        from helpers.layout import RunLayout
+        path = RunLayout(path).env
     return write_json(path, {**stamp(params), "summary": summarize(checks), "facts": facts,
                              "checks": checks, "recommendation": recommendation, **(extra or {})})

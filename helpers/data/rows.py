@@ -1,4 +1,4 @@
-"""Row mappings (upstream file rows and Hugging Face hub rows -> shared records) and the one load_dataset call.
+"""Rows -> shared records: the collector every reader uses, and the row mappings of upstream files and hub rows.
 
 The mappings are pure functions of a row dict, so every hub schema is tested offline with hand-made rows.
 
@@ -17,14 +17,63 @@ so the file readers use the same mappings (sciq_row, hellaswag_row, winogrande_r
 
 from __future__ import annotations
 
+import collections
 import hashlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
 
-from helpers.io import InputError
-from helpers.records import RecordError, make_record, normalize_text, undecodable
+from helpers.records import RecordError, make_record, normalize_text, undecodable, validate
 
-if TYPE_CHECKING:
-    from helpers.readers import ReadResult
+Row = Any  # a dict (JSON formats), a list of fields (CSV/TSV), or a RecordError for an unparsable row
+Convert = Callable[[Row], "dict | None"]
+
+
+@dataclass
+class ReadResult:
+    """One file (or hub split) read: records, open-ended questions, and counts that add up."""
+
+    path: str
+    fmt: str
+    source: str
+    records: list[dict] = field(default_factory=list)
+    open_ended: list[dict] = field(default_factory=list)
+    read: int = 0
+    unlabeled: int = 0
+    dropped: collections.Counter = field(default_factory=collections.Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Assert read == kept + open-ended + unlabeled + dropped (nothing lost silently)."""
+        total = len(self.records) + len(self.open_ended) + self.unlabeled + sum(self.dropped.values())
+        assert self.read == total, f"{self.path}: read {self.read} != accounted {total}"
+
+
+# ---------------------------------------------------------------- the collector (file and hub readers)
+
+def collect(res: ReadResult, rows: Iterable[tuple[str, Row]], convert: Convert, *, tolerant: bool) -> None:
+    """Convert each (where, row) into res; strict raises the first located error, tolerant counts it.
+
+    `convert` may use `res.read` as the 1-based number of the row it is given (ids for id-less formats).
+    """
+    for where, row in rows:
+        res.read += 1
+        try:
+            if isinstance(row, RecordError):
+                raise row
+            out = convert(row)
+            if out is None:
+                res.unlabeled += 1
+            elif "answer_text" in out and "choices" not in out:  # built by open_question()
+                res.open_ended.append(out)
+            else:
+                res.records.append(validate(out, res.path, where))
+        except RecordError as exc:
+            exc = RecordError(exc.reason, exc.problem, exc.path or res.path, exc.where or where, exc.field)
+            if not tolerant:
+                raise exc from None
+            res.dropped[exc.reason] += 1
+            res.examples.setdefault(exc.reason, str(exc))
+
 
 Mapper = Callable[[dict, "str | None", str], "dict | None"]  # (row, config, fallback id) -> record/open/None
 
@@ -233,72 +282,3 @@ def map_hellaswag(row: dict, config: str | None, fallback: str) -> dict | None:
 def map_winogrande(row: dict, config: str | None, fallback: str) -> dict | None:
     """allenai/winogrande: answer "1"/"2" ("" in test); rows have no qID."""
     return winogrande_row(row, "winogrande", fallback)
-
-
-# name -> (mapper, default config or None, short aliases)
-HUB_DATASETS: dict[str, tuple[Mapper, str | None, tuple[str, ...]]] = {
-    "cais/mmlu": (map_mmlu, "all", ("mmlu",)),
-    "allenai/ai2_arc": (map_arc, "ARC-Challenge", ("ai2_arc", "arc")),
-    "tau/commonsense_qa": (map_commonsenseqa, None, ("commonsense_qa", "commonsenseqa")),
-    "allenai/openbookqa": (map_openbookqa, "main", ("openbookqa",)),
-    "allenai/sciq": (map_sciq, None, ("sciq",)),
-    "mandarjoshi/trivia_qa": (map_triviaqa, "rc.nocontext", ("trivia_qa", "triviaqa")),
-    "Rowan/hellaswag": (map_hellaswag, None, ("hellaswag",)),
-    "allenai/winogrande": (map_winogrande, "winogrande_xl", ("winogrande",)),
-}
-# Rowan/hellaswag still ships a loading script, which datasets>=4 refuses to run (and the kit never sets
-# trust_remote_code): the hub's own parquet export of the same rows loads without code.
-HUB_REVISIONS = {"Rowan/hellaswag": "refs/convert/parquet"}
-
-
-def parse_spec(spec: str) -> tuple[str, str | None, str | None]:
-    """'hub:<dataset>[:<config>][@<split>]' -> (canonical dataset, config, split)."""
-    body = spec.removeprefix("hub:")
-    body, _, split = body.partition("@")
-    name, _, config = body.partition(":")
-    lookup = {k.lower(): k for k in HUB_DATASETS}
-    lookup.update({alias: k for k, (_, _, aliases) in HUB_DATASETS.items() for alias in aliases})
-    canonical = lookup.get(name.strip().lower())
-    if canonical is None:
-        raise InputError(spec, None, None, f"unsupported hub dataset {name!r}; one of {', '.join(HUB_DATASETS)}")
-    return canonical, (config.strip() or HUB_DATASETS[canonical][1]), (split.strip() or None)
-
-
-def load_rows(name: str, config: str | None, split: str | None) -> Mapping[str, Iterable[dict]] | list[dict]:
-    """Rows per split from datasets.load_dataset; offline or unreachable -> a clear InputError."""
-    try:
-        import datasets  # lazy: a heavy import only hub specs need
-
-        ds = datasets.load_dataset(name, config, split=split, revision=HUB_REVISIONS.get(name))
-    except Exception as exc:  # ConnectionError offline, DatasetNotFoundError, ...: all mean "no rows from the hub"
-        where = f"{name}" + (f":{config}" if config else "") + (f"@{split}" if split else "")
-        raise InputError(f"hub:{where}", None, None,
-                         f"could not load from the Hugging Face hub ({type(exc).__name__}: {exc}). The hub may be "
-                         "unreachable (offline machine, HF_HUB_OFFLINE=1) or the name/config/split wrong. Without "
-                         "the hub, download the upstream files and pass a local file or folder instead "
-                         "(e.g. .../ARC-Challenge/ARC-Challenge-Dev.jsonl or the folder holding it).") from None
-    return {split: ds} if split else dict(ds)
-
-
-def read_hub(spec: str, *, tolerant: bool = True) -> list[ReadResult]:
-    """One checked ReadResult per split of a hub dataset, rows mapped by the dataset's mapper."""
-    from helpers.readers import ReadResult, collect  # readers imports this module at its top
-
-    name, config, split = parse_spec(spec)
-    mapper = HUB_DATASETS[name][0]
-    loaded = load_rows(name, config, split)
-    splits = {split or "all": loaded} if isinstance(loaded, list) else dict(loaded)
-    out = []
-    for split_name, rows in splits.items():
-        label = f"{name}/{config}/{split_name}" if config else f"{name}/{split_name}"
-        res = ReadResult(path=f"hub:{label}", fmt=f"hub:{name}", source="")
-        located = ((str(i), row if isinstance(row, Mapping) else
-                    RecordError("not_an_object", f"expected a row mapping, got {type(row).__name__}"))
-                   for i, row in enumerate(rows, 1))
-        collect(res, located, lambda row: mapper(dict(row), config, f"{split_name}-{res.read}"), tolerant=tolerant)
-        sources = sorted({r["source"] for r in res.records + res.open_ended})
-        tops = sorted({s.split("/")[0] for s in sources})  # cais/mmlu "all": 57 "mmlu/<subject>" -> "mmlu"
-        res.source = sources[0] if len(sources) == 1 else ",".join(tops) or HUB_DATASETS[name][2][0]
-        res.check()
-        out.append(res)
-    return out

@@ -1,6 +1,6 @@
 """Charts for validation (notebook 06) and the ensemble (notebook 07); each saves a PNG and returns the Figure.
 
-matplotlib's object API only (no pyplot): headless-safe and no global figures left open, as helpers.telemetry.
+matplotlib's object API only (no pyplot): headless-safe and no global figures left open, as helpers.train.telemetry.
 """
 
 from __future__ import annotations

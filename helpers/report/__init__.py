@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from helpers import config
 from helpers.io import InputError, atomic_write_text, read_json
-from helpers.report_render import Block, to_html, to_markdown
-from helpers.report_sections import (STAGES, UNEXPECTED, VERDICT, Ctx, accuracy_section, curriculum_section,
+from helpers.layout import RunLayout
+from helpers.report.render import Block, to_html, to_markdown
+from helpers.report.sections import (STAGES, UNEXPECTED, VERDICT, Ctx, accuracy_section, curriculum_section,
                                      data_section, ensemble_section, env_section, evaluation_section,
                                      match_section, models_section, nb_link, num, pct)
 
@@ -23,7 +23,8 @@ from helpers.report_sections import (STAGES, UNEXPECTED, VERDICT, Ctx, accuracy_
 def _header(ctx: Ctx) -> list[Block]:
     """Title, where the stages stand, a failed stage first."""
     out: list[Block] = [("h", 1, f"Run report: {ctx.run_dir.name}")]
-    pipe = ctx.load("pipeline.json", "00", "pipeline") if (ctx.run_dir / "pipeline.json").exists() else None
+    lay = ctx.lay
+    pipe = ctx.load(ctx.rel(lay.pipeline_record), "00", "pipeline") if lay.pipeline_record.exists() else None
     if pipe is None and ctx.status.get("pipeline", "").startswith("unreadable"):
         out.append(("note", ctx.status["pipeline"]))
     params = (pipe or {}).get("params", {})
@@ -41,7 +42,7 @@ def _header(ctx: Ctx) -> list[Block]:
         if s:  # the last pipeline invocation ran it
             rows.append([nn, nb_link(ctx, nn), str(s.get("status", "?")), num(s.get("seconds"), 1)])
         else:  # an earlier invocation (--only) or a run by hand: what its executed copy says
-            status, secs = _executed_status(ctx.run_dir / "notebooks" / f"{STAGES[nn]}.ipynb")
+            status, secs = _executed_status(lay.executed_notebook(STAGES[nn]))
             rows.append([nn, nb_link(ctx, nn), status, num(secs, 1) if secs is not None else ""])
     out += [("h", 2, "Stages"), ("table", ["stage", "notebook (executed copy)", "status", "seconds"], rows)]
     if pipe is None and "pipeline" not in ctx.status:
@@ -122,18 +123,19 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
     except UNEXPECTED as exc:
         ctx.status["pipeline"] = f"unexpected content: pipeline.json ({type(exc).__name__}: {exc})"
         out = [("h", 1, f"Run report: {ctx.run_dir.name}"), ("note", ctx.status["pipeline"]), ("h", 2, "Stages")]
-    env = _section(ctx, out, "Environment", "env.json", "00", env_section)
-    data = _section(ctx, out, "Data", "data/report.json", "01", data_section)
-    _section(ctx, out, "Curriculum", "curriculum/stats.json", "02", curriculum_section)
+    lay = ctx.lay
+    env = _section(ctx, out, "Environment", ctx.rel(lay.env), "00", env_section)
+    data = _section(ctx, out, "Data", ctx.rel(lay.data_report), "01", data_section)
+    _section(ctx, out, "Curriculum", ctx.rel(lay.curriculum_stats), "02", curriculum_section)
     out.append(("h", 2, "Models"))
     try:
         out += models_section(ctx, env)
     except UNEXPECTED as exc:  # e.g. env.json's params.models is not a list or mapping of names
         out.append(("note", f"unexpected content: env.json params.models or models/ ({type(exc).__name__}: {exc})"))
     ev_blocks: list[Block] = []
-    ev = _section(ctx, ev_blocks, "Evaluation", "eval/summary.json", "06", evaluation_section)
+    ev = _section(ctx, ev_blocks, "Evaluation", ctx.rel(lay.eval_summary), "06", evaluation_section)
     ens_blocks: list[Block] = []
-    ens = _section(ctx, ens_blocks, "Ensemble", "ensemble/summary.json", "07", ensemble_section)
+    ens = _section(ctx, ens_blocks, "Ensemble", ctx.rel(lay.ensemble_summary), "07", ensemble_section)
     out.append(("h", 2, "Accuracy: base model, adapters, ensemble"))
     try:
         acc = accuracy_section(ctx, ev, ens)
@@ -141,16 +143,16 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
         acc = [("note", f"unexpected content in eval/summary.json or ensemble/summary.json ({type(exc).__name__}: {exc})")]
     out += acc or [("note", "not run: notebooks/06_validate.ipynb and notebooks/07_ensemble.ipynb")]
     out += ev_blocks + ens_blocks
-    tour = _section(ctx, out, "Match", "agents/tournament.json", "08", match_section)
+    tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "08", match_section)
     try:
         glance = _glance(ctx, env, data, ev, ens, tour)
     except UNEXPECTED:  # each section below already names what is wrong with its file
         glance = []
     at = out.index(("h", 2, "Stages"))
     out[at:at] = [("h", 2, "At a glance"), ("ul", glance)] if glance else []
-    nbs = sorted(p.name for p in (ctx.run_dir / "notebooks").glob("*.ipynb")) if (ctx.run_dir / "notebooks").is_dir() else []
+    nbs = sorted(lay.notebooks_dir.glob("*.ipynb")) if lay.notebooks_dir.is_dir() else []
     out += [("h", 2, "Executed notebooks"),
-            ("ul", [[("link", n, f"notebooks/{n}")] for n in nbs]) if nbs else ("note", "none under notebooks/")]
+            ("ul", [[("link", p.name, ctx.rel(p))] for p in nbs]) if nbs else ("note", "none under notebooks/")]
     return out, ctx.status
 
 
@@ -160,8 +162,9 @@ def write_report(run_dir: Path) -> dict:
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     blocks, status = build(run_dir)
-    md = atomic_write_text(run_dir / "report.md", to_markdown(blocks))
-    page = atomic_write_text(run_dir / "report.html", to_html(blocks, run_dir, f"Run report: {run_dir.name}"))
+    lay = RunLayout(run_dir)
+    md = atomic_write_text(lay.report_md, to_markdown(blocks))
+    page = atomic_write_text(lay.report_html, to_html(blocks, run_dir, f"Run report: {run_dir.name}"))
     return {"md": md, "html": page, "sections": status}
 
 
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--run", help="run name under the runs folder ($KIT_RUNS_DIR or runs/)")
     g.add_argument("--run-dir", help="a run folder path")
     args = ap.parse_args(argv)
-    run_dir = Path(args.run_dir) if args.run_dir else config.runs_root() / args.run
+    run_dir = Path(args.run_dir) if args.run_dir else RunLayout.of(args.run).root
     try:
         out = write_report(run_dir)
     except FileNotFoundError as exc:
@@ -184,6 +187,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k}: {v}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

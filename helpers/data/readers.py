@@ -2,81 +2,29 @@
 
 Every row a reader sees ends up in exactly one bucket (record, open-ended, unlabeled, dropped by reason),
 so `ReadResult.check()` proves nothing was lost. This module splits files into located rows (CSV records,
-JSONL lines, JSON array elements); helpers.hub maps rows to records, for upstream files and hub datasets alike.
+JSONL lines, JSON array elements); helpers.data.rows maps rows to records, for upstream files and hub datasets alike.
 """
 
 from __future__ import annotations
 
-import collections
 import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
-from helpers.hub import (arc_row, choice_index, hellaswag_row, open_question, read_hub, sciq_row, text_field,
-                         triviaqa_row, winogrande_row)
+from helpers.data.hub import read_hub
+from helpers.data.rows import (ReadResult, Row, arc_row, choice_index, collect, hellaswag_row, open_question, sciq_row,
+                               text_field, triviaqa_row, winogrande_row)
 from helpers.io import InputError
-from helpers.records import LETTERS, RecordError, make_record, validate
+from helpers.records import LETTERS, RecordError, make_record
 
 FORMATS: tuple[str, ...] = ("mmlu_csv", "arc_jsonl", "obqa_tsv", "commonsenseqa", "sciq", "triviaqa",
                             "hellaswag", "winogrande", "kit_jsonl")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
 SNIFF_BYTES = 65536  # enough for the first record of every upstream format (largest: a TriviaQA entry, ~3 KB)
 OBQA_TSV_COLUMNS = ("Question Stem", "Choices", "Answer Key")  # + optional "ID", "Complete Question"
-
-Row = Any  # a dict (JSON formats), a list of fields (CSV/TSV), or a RecordError for an unparsable row
-Convert = Callable[[Row], "dict | None"]
-
-
-@dataclass
-class ReadResult:
-    """One file (or hub split) read: records, open-ended questions, and counts that add up."""
-
-    path: str
-    fmt: str
-    source: str
-    records: list[dict] = field(default_factory=list)
-    open_ended: list[dict] = field(default_factory=list)
-    read: int = 0
-    unlabeled: int = 0
-    dropped: collections.Counter = field(default_factory=collections.Counter)
-    examples: dict[str, str] = field(default_factory=dict)
-
-    def check(self) -> None:
-        """Assert read == kept + open-ended + unlabeled + dropped (nothing lost silently)."""
-        total = len(self.records) + len(self.open_ended) + self.unlabeled + sum(self.dropped.values())
-        assert self.read == total, f"{self.path}: read {self.read} != accounted {total}"
-
-
-# ---------------------------------------------------------------- the collector (hub.py uses it too)
-
-def collect(res: ReadResult, rows: Iterable[tuple[str, Row]], convert: Convert, *, tolerant: bool) -> None:
-    """Convert each (where, row) into res; strict raises the first located error, tolerant counts it.
-
-    `convert` may use `res.read` as the 1-based number of the row it is given (ids for id-less formats).
-    """
-    for where, row in rows:
-        res.read += 1
-        try:
-            if isinstance(row, RecordError):
-                raise row
-            out = convert(row)
-            if out is None:
-                res.unlabeled += 1
-            elif "answer_text" in out and "choices" not in out:  # built by open_question()
-                res.open_ended.append(out)
-            else:
-                res.records.append(validate(out, res.path, where))
-        except RecordError as exc:
-            exc = RecordError(exc.reason, exc.problem, exc.path or res.path, exc.where or where, exc.field)
-            if not tolerant:
-                raise exc from None
-            res.dropped[exc.reason] += 1
-            res.examples.setdefault(exc.reason, str(exc))
-
 
 # ---------------------------------------------------------------- raw rows: JSONL lines, JSON arrays, CSV records
 

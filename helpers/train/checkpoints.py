@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from helpers import layout
 from helpers.io import InputError, read_json, write_json
 
 GIB = 1024 ** 3
@@ -191,7 +192,7 @@ def clear_outputs(model_dir: str | os.PathLike) -> None:
     model_dir = Path(model_dir)
     for name in ("checkpoints", "adapter"):
         shutil.rmtree(model_dir / name, ignore_errors=True)
-    for name in (LATEST, "metrics.jsonl", "summary.json", "training.png"):
+    for name in (LATEST, layout.METRICS, layout.MODEL_SUMMARY, layout.TRAINING_PLOT):
         (model_dir / name).unlink(missing_ok=True)
 
 

@@ -6,9 +6,10 @@ a failure the seeds hit (MI300X/ROCm 6.2 and MI50/gfx906) or from a trap they de
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from helpers.io import version_tuple  # noqa: F401  (rules and their tests use it from here)
 
 SEVERITIES = ("fail", "warn", "info")
 STATUS_ORDER = ("pass", "info", "warn", "fail")
@@ -27,7 +28,7 @@ ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_CUDA_ALLO
 DEFAULT_SETTINGS: dict[str, Any] = {
     "min_free_disk_gb": 20.0, "hf_cache_warn_gb": 200.0, "dtype": "auto", "load_in_4bit": "auto",
     "use_unsloth": "auto", "optim": "auto",
-    "model_gib": None,  # optional: estimated training peak in GiB, e.g. helpers.memory.estimate(...).total_gib
+    "model_gib": None,  # optional: estimated training peak in GiB, e.g. helpers.env.memory.estimate(...).total_gib
 }
 
 
@@ -40,12 +41,6 @@ def get(facts: dict, dotted: str, default: Any = None) -> Any:
             return default
         node = node[key]
     return node
-
-
-def version_tuple(text: str | None) -> tuple[int, ...]:
-    """Leading numeric parts of a version: '2.5.1+rocm6.2' -> (2, 5, 1); () when unparseable."""
-    match = re.match(r"\s*(\d+(?:\.\d+)*)", text or "")
-    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
 
 
 def has_gpu(facts: dict) -> bool:

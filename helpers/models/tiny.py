@@ -17,9 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import config, model_cache
+from helpers import config
+from helpers.models import cache as model_cache
 from helpers.io import read_json, read_jsonl, stamp, write_json
-from helpers.model_cache import sha256_file
+from helpers.models.cache import sha256_file
 
 BUILDER_VERSION = 4  # bump when the build recipe changes, so old caches are not reused
 MARKER = "tiny_build.json"  # written last: its presence (with matching file hashes) marks a finished build

@@ -31,12 +31,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from helpers import checkpoints as ckpt
-from helpers import config, telemetry
+from helpers import config, env
 from helpers.curriculum import ReplayBuffer, lr_schedule, mix_chunk, replay_schedule
-from helpers.io import read_json, stamp, write_json
+from helpers.io import stamp, write_json
+from helpers import layout
+from helpers.layout import RunLayout
 from helpers.models import add_adapter, count_parameters, load_adapter_weights, load_model
-from helpers.train_data import build_examples, load_curriculum
+from helpers.models.members import apply_cpu_threads, cpu_threads
+from helpers.train import checkpoints as ckpt
+from helpers.train import telemetry
+from helpers.train.data import build_examples, load_curriculum
 
 
 def world_size() -> int:
@@ -47,22 +51,6 @@ def world_size() -> int:
 def is_main_process() -> bool:
     """Rank 0 (or a single process)."""
     return os.environ.get("RANK", "0") == "0"
-
-
-def curriculum_file(cfg: dict) -> Path:
-    """runs/<run>/curriculum/train.jsonl (written by notebook 02)."""
-    return config.runs_root() / cfg["run"] / "curriculum" / "train.jsonl"
-
-
-def resolve_recommendation(cfg: dict) -> dict:
-    """env.json's recommendation from notebook 00 when present, else a fresh env check of this machine."""
-    from helpers import env
-    saved = config.runs_root() / cfg["run"] / "env.json"
-    if saved.exists():
-        rec = read_json(saved).get("recommendation")
-        if isinstance(rec, dict):
-            return rec
-    return env.recommend(env.collect_facts(hf_budget_s=2.0), cfg.get("model"))
 
 
 def adapter_summary(spec: dict) -> dict:
@@ -102,7 +90,7 @@ def prepare_adapter(cfg: dict, name: str, recommendation: dict | None = None) ->
     """Load the base model for training and attach the profile's adapter: (peft model, tokenizer, info)."""
     if name not in cfg.get("models", {}):
         raise KeyError(f"no model '{name}' in the profile (models: {', '.join(cfg.get('models', {}))})")
-    rec = recommendation if recommendation is not None else resolve_recommendation(cfg)
+    rec = recommendation if recommendation is not None else env.read_recommendation(cfg)
     model, tokenizer, info = load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation=rec,
                                         for_training=True, train_cfg=cfg["train"])
     from transformers import set_seed
@@ -170,10 +158,10 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     if name not in cfg.get("models", {}):
         raise KeyError(f"no model '{name}' in the profile (models: {', '.join(cfg.get('models', {}))})")
     spec = cfg["models"][name]
-    curriculum_path = Path(curriculum_path) if curriculum_path else curriculum_file(cfg)
+    curriculum_path = Path(curriculum_path) if curriculum_path else RunLayout.of(cfg).curriculum
     chunks = load_curriculum(curriculum_path)  # fail fast, before loading a 72B model
     n_chunks = len(chunks)
-    out_dir = Path(out_dir) if out_dir else config.run_dir(cfg, "models", name)
+    out_dir = Path(out_dir) if out_dir else RunLayout.of(cfg).model_dir(name)
     out_dir.mkdir(parents=True, exist_ok=True)
     fingerprint = run_fingerprint(cfg, name, _sha256(curriculum_path), world)
     mode = _progress_mode(progress)
@@ -196,15 +184,11 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
         raise ValueError("the prepared model already holds a trained adapter and there is no checkpoint to resume "
                          "from: load a fresh one with prepare_adapter() (notebook section 3) first")
     import torch
-    from helpers.telemetry import LivePlot, MetricsLogger, TokenCounter, metrics_callback
-    from helpers.train_data import make_collator, make_dataset
-    from helpers.train_hf import ChunkTrainer, accepts_logits_to_keep, make_training_args, trainer_tokenizer_kwarg
+    from helpers.train.telemetry import LivePlot, MetricsLogger, TokenCounter, metrics_callback
+    from helpers.train.data import make_collator, make_dataset
+    from helpers.train.hf import ChunkTrainer, accepts_logits_to_keep, make_training_args, trainer_tokenizer_kwarg
 
-    # The tiny model's 128-wide matmuls are too small to split across threads: on 2 cores shared with other
-    # work, 2 torch threads ran 4 s/step against 0.08 s with 1. train.cpu_threads (if set) wins.
-    threads = train.get("cpu_threads") or (1 if info.get("kind") == "tiny" else None)
-    if threads and not torch.cuda.is_available():
-        torch.set_num_threads(int(threads))
+    apply_cpu_threads(cpu_threads(train, info.get("kind")))
     buffer = ReplayBuffer(int(cfg["curriculum"]["replay_capacity"]), seed)
     state: dict[str, Any] = {"chunks": [], "global_step": 0, "metrics_lines": 0, "tokens": 0, "train_s": 0.0}
     optimizer_state, resumed_from = None, None
@@ -216,10 +200,10 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
         state.update({k: saved[k] for k in state})
         resumed_from = int(saved["chunk"])
         if main:
-            ckpt.truncate_lines(out_dir / "metrics.jsonl", int(saved["metrics_lines"]))
+            ckpt.truncate_lines(out_dir / layout.METRICS, int(saved["metrics_lines"]))
     start = 0 if resumed_from is None else resumed_from + 1
 
-    metrics_path = out_dir / "metrics.jsonl"
+    metrics_path = out_dir / layout.METRICS
     counter = TokenCounter()
     live = LivePlot(title=f"{name} ({spec['method']}, r={spec['r']})",
                     enabled=(mode == "bar" and telemetry.in_notebook()) if live_plot is None else live_plot)
@@ -307,8 +291,8 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
         if not stopped:
             _save_final_adapter(model, out_dir)
         records = telemetry.read_metrics(metrics_path)
-        summary["plot"] = str(live.finish(records, out_dir / "training.png")) if records else None
-        write_json(out_dir / "summary.json", summary)
+        summary["plot"] = str(live.finish(records, out_dir / layout.TRAINING_PLOT)) if records else None
+        write_json(out_dir / layout.MODEL_SUMMARY, summary)
     return summary
 
 
@@ -333,7 +317,7 @@ def _save_final_adapter(model: Any, out_dir: Path) -> Path:
     tmp = out_dir / f".adapter.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(str(tmp))
-    return ckpt.replace_dir(tmp, out_dir / "adapter")
+    return ckpt.replace_dir(tmp, out_dir / layout.ADAPTER)
 
 
 def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | None, stopped: bool, n_chunks: int,
@@ -367,8 +351,8 @@ def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | 
         "train_seconds": round(state["train_s"], 2), "wall_seconds": round(time.time() - t_start, 2),
         "peak_memory": peak, "world_size": world, "torch_threads": torch.get_num_threads(),
         "warnings": info.get("warnings", []),
-        "outputs": {"adapter": "adapter/", "metrics": "metrics.jsonl", "latest": "latest.json",
-                    "plot": "training.png"},
+        "outputs": {"adapter": f"{layout.ADAPTER}/", "metrics": layout.METRICS, "latest": ckpt.LATEST,
+                    "plot": layout.TRAINING_PLOT},
     }
 
 
@@ -403,6 +387,3 @@ def main(argv: list[str] | None = None) -> int:
               f"{summary['first_loss']} -> {summary['last_loss']}, {summary['wall_seconds']:.0f}s", flush=True)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

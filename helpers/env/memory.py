@@ -406,7 +406,7 @@ def plot_fit_table(rows: list[dict], device_gib: float, path: str | os.PathLike,
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: the breakdown for one model; bad input exits 2 with a one-line error."""
-    ap = argparse.ArgumentParser(prog="python -m helpers.memory", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m helpers.env.memory", description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="known name or alias, a config.json path or a folder holding one")
     ap.add_argument("--list-models", action="store_true", help="print the built-in model table")
     ap.add_argument("--method", default="lora", choices=METHODS)

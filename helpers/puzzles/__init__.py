@@ -14,7 +14,8 @@ import itertools
 import random
 from typing import Iterator
 
-from helpers import puzzles_family, puzzles_seating
+from helpers.puzzles import family as puzzles_family
+from helpers.puzzles import seating as puzzles_seating
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
 
 KINDS = ("seating_linear", "seating_circular", "family")

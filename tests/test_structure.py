@@ -1,0 +1,175 @@
+"""The project's shape: one run layout (held against the README), no import circles, 03/04/05 kept identical."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import config, layout
+from helpers.layout import STAGES, RunLayout
+
+ROOT = config.project_root()
+HELPERS = ROOT / "helpers"
+
+
+# ---------------------------------------------------------------- the run layout
+def test_layout_is_under_the_runs_folder_and_creates_nothing_until_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    lay = RunLayout.of(config.load_profile("smoke", run="r1"))
+    assert lay.root == tmp_path / "r1" and lay == RunLayout.of("r1")
+    assert lay.val_data == tmp_path / "r1" / "data" / "val.jsonl"
+    assert lay.adapter_dir("model1_lora") == tmp_path / "r1" / "models" / "model1_lora" / "adapter"
+    assert not (tmp_path / "r1").exists()
+    assert lay.made(lay.eval_dir).is_dir() and lay.rel(lay.eval_rows("base")) == "eval/base.jsonl"
+
+
+def _readme_stage_rows() -> dict[str, tuple[set[str], set[str]]]:
+    """'03' -> (paths in the reads column, paths in the writes column) of the README's stage table."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("| notebook | reads | writes under `runs/<run>/`")
+    rows = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        numbers = re.match(r"`([\d/]+)_", cells[0]).group(1)
+        reads, writes = (set(re.findall(r"`([^`]+)`", c)) for c in cells[1:3])
+        rows[numbers] = (reads, writes)
+    return rows
+
+
+def test_the_readme_stage_table_is_the_layouts():
+    rows = _readme_stage_rows()
+    assert set(rows) == {"/".join(s.numbers) for s in STAGES}
+    for stage in STAGES:
+        reads, writes = rows["/".join(stage.numbers)]
+        assert reads == set(stage.reads), (stage.notebooks, "reads")
+        assert writes == set(stage.writes), (stage.notebooks, "writes")
+
+
+def test_every_pipeline_notebook_is_in_the_stage_table():
+    on_disk = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert on_disk == sorted(layout.NOTEBOOKS.values())
+
+
+def _code_files() -> dict[str, str]:
+    """Every helpers module and notebook code cell, by a readable name."""
+    out = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in HELPERS.rglob("*.py")}
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        out[nb.name] = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return out
+
+
+# A stage file spelled as a literal (a run folder joined by hand, a stage file's name) anywhere but layout.py;
+# the project's own folders (project_root() / "data", / "notebooks") and the model cache are not run files.
+SPELLED = re.compile(r'''(?<!project_root\(\) )/ "(env|data|curriculum|models|eval|ensemble|agents|notebooks)"|'''
+                     r'''"(env|pipeline|stats|tournament)\.json"|"(train|val)\.jsonl"|runs_root\(\) / (?!"_cache")''')
+
+
+def test_run_paths_are_spelled_only_in_the_layout():
+    offenders = {name: sorted({m.group(0) for m in SPELLED.finditer(text)})
+                 for name, text in _code_files().items() if name != "helpers/layout.py" and SPELLED.search(text)}
+    assert offenders == {}, "ask helpers.layout.RunLayout instead"
+
+
+# ---------------------------------------------------------------- imports
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """helpers module -> the helpers modules it imports anywhere in its source (function-level imports too)."""
+    modules = {_module_name(p): p for p in HELPERS.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                           for a in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name and t != "helpers"}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as [a, b, ..., a], or None."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (found := visit(nxt, path + [node])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [])):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_helpers_imports_never_circle():
+    graph = import_graph()
+    assert {"helpers.layout", "helpers.models.members", "helpers.agents.cli", "helpers.data.rows"} <= set(graph)
+    assert find_cycle(graph) is None
+
+
+# ---------------------------------------------------------------- the three training notebooks
+TRAINING = ("03_train_model1_lora", "04_train_model2_rslora", "05_train_model3_dora")
+
+
+@pytest.mark.parametrize("other", TRAINING[1:])
+def test_training_notebooks_differ_only_in_title_and_parameters(other):
+    first, second = (json.loads((ROOT / "notebooks" / f"{n}.ipynb").read_text(encoding="utf-8"))["cells"]
+                     for n in (TRAINING[0], other))
+    assert len(first) == len(second)
+    model = {n: re.search(r'MODEL_NAME = "(\w+)"', "".join(c[1]["source"])).group(1) for n, c in
+             ((TRAINING[0], first), (other, second))}
+    for i, (a, b) in enumerate(zip(first, second)):
+        src_a, src_b = "".join(a["source"]), "".join(b["source"])
+        assert (a["cell_type"], a.get("metadata")) == (b["cell_type"], b.get("metadata")), i
+        if i == 0:
+            assert a["cell_type"] == "markdown" and src_a.startswith("# 03") and src_b.startswith(f"# {other[:2]}")
+        elif i == 1:  # the parameters cell: the same but for the adapter it names
+            assert src_a.replace(model[TRAINING[0]], "<model>") == src_b.replace(model[other], "<model>")
+        else:
+            assert src_a == src_b, f"cell {i} of {other} differs from {TRAINING[0]}: edit all three together"
+
+
+# ---------------------------------------------------------------- entry points
+ENTRY_POINTS = ("helpers.pipeline", "helpers.data", "helpers.train", "helpers.report", "helpers.env.memory",
+                "helpers.models.packaged", "helpers.agents.export")
+
+
+@pytest.mark.parametrize("module", ENTRY_POINTS)
+def test_every_stage_command_line_starts(module):
+    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "usage:" in done.stdout, done.stderr
+
+
+def test_the_agents_command_line_names_its_two_agents():
+    for argv, code, needle in ((["question", "--help"], 0, "--num_questions"), (["answer", "--help"], 0, "--input_file"),
+                               ([], 2, "question,answer"), (["nosuch"], 2, "question,answer")):
+        done = subprocess.run([sys.executable, "-m", "helpers.agents", *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == code and needle in done.stdout + done.stderr, (argv, done.stderr)
