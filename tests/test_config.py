@@ -53,3 +53,76 @@ def test_apply_params_ignores_none():
 def test_unknown_profile_names_the_file():
     with pytest.raises(InputError, match="no profile 'nope'"):
         config.load_profile("nope")
+
+
+# ---------------------------------------------------------------- typed sections, checked once at load
+@pytest.fixture
+def profiles(tmp_path, monkeypatch):
+    """A configs/ folder of our own: base.yaml copied, plus the profile text each test writes."""
+    (tmp_path / "base.yaml").write_text((config.CONFIG_DIR / "base.yaml").read_text())
+    monkeypatch.setattr(config, "CONFIG_DIR", tmp_path)
+
+    def write(name: str, text: str):
+        (tmp_path / f"{name}.yaml").write_text("extends: base\n" + text)
+        return tmp_path / f"{name}.yaml"
+    return write
+
+
+@pytest.mark.parametrize("text, key, needle", [
+    ("train:\n  batchsize: 4\n", "train.batchsize", "unknown key"),
+    ("trian:\n  batch_size: 4\n", "trian", "unknown key"),
+    ("train:\n  batch_size: 2.5\n", "train.batch_size", "whole number"),
+    ("train:\n  lr_start: 1e-4\n", "train.lr_start", "write it with one (1.0e-4)"),
+    ("data:\n  val_fraction: 1.5\n", "data.val_fraction", "in [0, 0.9]"),
+    ("model:\n  use_unsloth: maybe\n", "model.use_unsloth", "true, false or auto"),
+    ("models:\n  model1_lora: {method: qlora}\n", "models.model1_lora.method", "one of lora, rslora, dora"),
+    ("models:\n  model4: {method: lora, r: 8}\n", "models.model4", "missing alpha, dropout"),
+    ("agents:\n  puzzle_levels: [1, two]\n", "agents.puzzle_levels", "whole number"),
+])
+def test_a_bad_profile_names_its_file_and_key(profiles, text, key, needle):
+    path = profiles("bad", text)
+    with pytest.raises(InputError) as err:
+        config.load_profile("bad")
+    assert str(path) in str(err.value) and key in str(err.value) and needle in str(err.value)
+
+
+def test_values_are_cast_once_at_load(profiles):
+    profiles("ints", "train:\n  lr_start: 1\n  epochs_per_chunk: 2\n")
+    train = config.load_profile("ints")["train"]
+    assert train["lr_start"] == 1.0 and isinstance(train["lr_start"], float)
+    assert isinstance(train["epochs_per_chunk"], float) and isinstance(train["batch_size"], int)
+
+
+def test_base_yaml_must_give_every_key(profiles, tmp_path):
+    base = tmp_path / "base.yaml"
+    base.write_text(base.read_text().replace("  keep_checkpoints: 2", "  # keep_checkpoints removed"))
+    profiles("p", "")
+    with pytest.raises(InputError, match="train.keep_checkpoints.*missing"):
+        config.load_profile("p")
+
+
+def test_every_schema_key_is_in_base_yaml_and_nothing_else():
+    import yaml
+    base = yaml.safe_load((config.CONFIG_DIR / "base.yaml").read_text())
+    for section, keys in config.SCHEMA.items():
+        if isinstance(keys, dict):
+            assert set(base[section]) == set(keys), section
+    assert set(base) == set(config.SCHEMA) - {"run"}
+
+
+def test_overrides_and_notebook_parameters_are_checked_and_named():
+    with pytest.raises(InputError, match="overrides.*train.batch_size.*whole number"):
+        config.load_profile("smoke", overrides={"train.batch_size": "8"})
+    cfg = config.load_profile("smoke")
+    with pytest.raises(InputError, match="notebook parameters.*data.puzzles"):
+        config.apply_params(cfg, "data", puzzles=-1)
+    assert config.load_profile("smoke", overrides={"models.model1_lora.r": 32})["models"]["model1_lora"]["r"] == 32
+
+
+def test_agent_parameters_are_checked_against_the_same_schema():
+    from helpers.agents import build
+    cfg = config.load_profile("smoke")
+    assert build.agents_cfg(cfg, num_questions=None)["num_questions"] == cfg["agents"]["num_questions"]
+    assert build.agents_cfg(cfg, time_margin=0.4)["time_margin"] == 0.4
+    with pytest.raises(InputError, match="agent parameters.*time_margin"):
+        build.agents_cfg(cfg, time_margin=3)

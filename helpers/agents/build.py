@@ -7,30 +7,15 @@ from typing import Any, Sequence
 from helpers import config
 from helpers.layout import RunLayout
 from helpers.agents import predictor as pred
-from helpers.agents import timing, topics as topics_mod
+from helpers.agents import topics as topics_mod
 from helpers.agents.answer import AnswerAgent
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter
 
-# Keys the kit reads from the profile's `agents:` section; those missing from configs/*.yaml take these values.
-AGENT_DEFAULTS = {
-    "topics_file": "data/topics.json",
-    "num_questions": 20,
-    "answer_time_limit_s": timing.ANSWER_LIMIT_S,
-    "question_time_limit_s": timing.QUESTION_LIMIT_S,
-    "time_margin": timing.DEFAULT_MARGIN,   # aim for half of each limit
-    "model_question_share": 0.0,            # share of questions the fine-tuned model tries before a puzzle
-    "writer_max_failures": 5,               # consecutive rejected model questions before the writer stops trying
-    "puzzle_levels": [1, 2, 3],
-    "answer_chunk_size": 8,                 # questions per letter-scoring forward pass
-}
-
-
 def agents_cfg(cfg: dict, **overrides: Any) -> dict:
-    """cfg["agents"] over the defaults, then every non-None override (notebook parameters)."""
-    out = {**AGENT_DEFAULTS, **(cfg.get("agents") or {})}
-    out.update({k: v for k, v in overrides.items() if v is not None})
-    return out
+    """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
 
 
 def selection(cfg: dict) -> dict:
