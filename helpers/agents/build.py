@@ -41,9 +41,9 @@ def load_tokenizer(cfg: dict) -> Any:
 def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit") -> AnswerAgent:
     """An A-agent scoring with the selection's members on an already loaded model."""
     p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
-                             method=sel.get("method", "soft"), batch_size=int(acfg["answer_chunk_size"]))
-    return AnswerAgent(p, tokenizer, time_limit_s=float(acfg["answer_time_limit_s"]),
-                       margin=float(acfg["time_margin"]), chunk_size=int(acfg["answer_chunk_size"]), name=name)
+                             method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
+    return AnswerAgent(p, tokenizer, time_limit_s=acfg["answer_time_limit_s"],
+                       margin=acfg["time_margin"], chunk_size=acfg["answer_chunk_size"], name=name)
 
 
 def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name: str = "kit", model: Any = None,
@@ -51,12 +51,12 @@ def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name:
                    bank: Sequence[dict] | None = None) -> QuestionAgent:
     """A Q-agent: puzzles always; a model writer too when a model is given and the share is above 0."""
     writer = None
-    share = float(acfg["model_question_share"])
+    share = acfg["model_question_share"]
     if model is not None and share > 0:
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
-                             max_failures=int(acfg["writer_max_failures"]))
-    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=float(acfg["question_time_limit_s"]),
-                         margin=float(acfg["time_margin"]), levels=acfg["puzzle_levels"], writer=writer,
+                             max_failures=acfg["writer_max_failures"])
+    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=acfg["question_time_limit_s"],
+                         margin=acfg["time_margin"], levels=acfg["puzzle_levels"], writer=writer,
                          model_share=share, bank=bank, name=name)
 
 
@@ -85,8 +85,8 @@ def kit_question_agent(cfg: dict, *, topics_file: str | None = None, model_share
     """(Q-agent, build info): tokenizer only for puzzles; the model and the A-agent as checker for a share > 0."""
     acfg = agents_cfg(cfg, model_question_share=model_share)
     topics = read_topics(cfg, topics_file)
-    seed = int(cfg.get("seed", 0) if seed is None else seed)
-    if float(acfg["model_question_share"]) <= 0:
+    seed = cfg["seed"] if seed is None else seed
+    if acfg["model_question_share"] <= 0:
         return question_agent(load_tokenizer(cfg), topics, acfg, seed=seed), {"model": None, "topics": topics}
     sel = selection(cfg)
     model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"]])

@@ -126,7 +126,7 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
             "best_member": sel.get("best_member") or sel["members"][0], "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
             "topics": build.read_topics(cfg), "agents": build.agents_cfg(cfg, **agent_overrides),
-            "seed": int(cfg.get("seed", 0)), "run": cfg["run"], "profile": cfg.get("profile"),
+            "seed": cfg["seed"], "run": cfg["run"], "profile": cfg.get("profile"),
             # torch threads on a CPU by the rule training and scoring use (helpers.models.members.cpu_threads)
             "cpu_threads": threads,
             **stamp({"link_adapters": link_adapters, **agent_overrides})}

@@ -85,7 +85,7 @@ class KitQAgent:
         conf, folder = load_export_config(kwargs.get("config"))
         self.config = conf
         acfg = build.agents_cfg({"agents": conf["agents"]})
-        share = float(acfg["model_question_share"])
+        share = acfg["model_question_share"]
         self.model = None
         checker, member = None, pred.BASE
         if share > 0:

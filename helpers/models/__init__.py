@@ -256,7 +256,7 @@ def lora_config_kwargs(spec: dict, target_modules: list[str]) -> dict:
     method = str(spec.get("method", "lora")).lower()
     if method not in METHODS:
         raise ValueError(f"adapter method {method!r} is not one of {METHODS}")
-    r, alpha = int(spec["r"]), float(spec.get("alpha", 2 * int(spec["r"])))
+    r, alpha = spec["r"], spec["alpha"]
     if r < 1:
         raise ValueError(f"adapter rank r must be >= 1, got {r}")
     return {"r": r, "lora_alpha": alpha, "lora_dropout": float(spec.get("dropout", 0.0)),

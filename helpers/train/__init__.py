@@ -28,6 +28,7 @@ import shutil
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -94,9 +95,9 @@ def prepare_adapter(cfg: dict, name: str, recommendation: dict | None = None) ->
     model, tokenizer, info = load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation=rec,
                                         for_training=True, train_cfg=cfg["train"])
     from transformers import set_seed
-    set_seed(int(cfg["seed"]))  # LoRA A matrices are random: same seed, same starting adapter
+    set_seed(cfg["seed"])  # LoRA A matrices are random: same seed, same starting adapter
     model = add_adapter(model, cfg["models"][name], cfg["train"]["target_modules"], backend=info["backend"],
-                        seed=int(cfg["seed"]))
+                        seed=cfg["seed"])
     trainable, total = count_parameters(model)
     peft_cfg = model.peft_config["default"]
     info.update(recommendation=rec, trainable_params=trainable, total_params=total,
@@ -117,15 +118,15 @@ def _progress_mode(progress: Any) -> str:
 
 def _chunk_args(cfg: dict, info: dict, *, chunk: int, lr: float, warmup: int, scratch: Path, quiet: bool) -> dict:
     import torch
-    train, seed = cfg["train"], int(cfg["seed"])
+    train, seed = cfg["train"], cfg["seed"]
     on_gpu = torch.cuda.is_available()
     dtype = info["dtype"]
     return dict(
-        output_dir=str(scratch), per_device_train_batch_size=int(train["batch_size"]),
-        gradient_accumulation_steps=int(train["grad_accum"]), num_train_epochs=float(train["epochs_per_chunk"]),
-        learning_rate=float(lr), lr_scheduler_type="constant_with_warmup" if warmup else "constant",
-        warmup_steps=int(warmup), weight_decay=float(train["weight_decay"]), max_grad_norm=float(train["max_grad_norm"]),
-        optim=info["optim"], logging_steps=int(train["logging_steps"]), logging_first_step=True,
+        output_dir=str(scratch), per_device_train_batch_size=train["batch_size"],
+        gradient_accumulation_steps=train["grad_accum"], num_train_epochs=train["epochs_per_chunk"],
+        learning_rate=lr, lr_scheduler_type="constant_with_warmup" if warmup else "constant",
+        warmup_steps=warmup, weight_decay=train["weight_decay"], max_grad_norm=train["max_grad_norm"],
+        optim=info["optim"], logging_steps=train["logging_steps"], logging_first_step=True,
         save_strategy="no", eval_strategy="no", report_to="none", seed=seed + chunk, data_seed=seed + chunk,
         # Mixed precision only on a GPU and only when the weights are 16-bit (never on CPU).
         bf16=on_gpu and dtype == "bfloat16", fp16=on_gpu and dtype == "float16", use_cpu=not on_gpu,
@@ -136,8 +137,174 @@ def _chunk_args(cfg: dict, info: dict, *, chunk: int, lr: float, warmup: int, sc
 
 
 def _steps_per_epoch(n_examples: int, train: dict, world: int) -> int:
-    batches = math.ceil(n_examples / (int(train["batch_size"]) * world))
-    return max(1, math.ceil(batches / int(train["grad_accum"])))
+    batches = math.ceil(n_examples / (train["batch_size"] * world))
+    return max(1, math.ceil(batches / train["grad_accum"]))
+
+
+@dataclass
+class _Run:
+    """One adapter's training: what every chunk needs, and what it carries to the next (state, optimizer)."""
+
+    cfg: dict
+    name: str
+    chunks: dict
+    out_dir: Path
+    fingerprint: dict
+    model: Any
+    tokenizer: Any
+    info: dict
+    mode: str
+    callbacks: tuple
+    world: int = field(default_factory=world_size)
+    main: bool = field(default_factory=is_main_process)
+    state: dict = field(default_factory=lambda: {"chunks": [], "global_step": 0, "metrics_lines": 0, "tokens": 0,
+                                                 "train_s": 0.0})
+    optimizer_state: dict | None = None
+    resumed_from: int | None = None
+
+    def __post_init__(self) -> None:
+        from helpers.train.data import make_collator
+        from helpers.train.hf import accepts_logits_to_keep
+        from helpers.train.telemetry import MetricsLogger, TokenCounter
+        train, n = self.cfg["train"], len(self.chunks)
+        self.spec = self.cfg["models"][self.name]
+        self.buffer = ReplayBuffer(self.cfg["curriculum"]["replay_capacity"], self.cfg["seed"])
+        self.lrs = lr_schedule(n, train["lr_start"], train["lr_end"])
+        self.ratios = replay_schedule(n, train["replay_start"], train["replay_end"])
+        self.metrics_path = self.out_dir / layout.METRICS
+        self.scratch = self.out_dir / f"_trainer-{os.environ.get('RANK', '0')}"
+        self.counter = TokenCounter()
+        self.logger = MetricsLogger(self.metrics_path, self.counter, world_size=self.world)
+        self.collator = make_collator(self.tokenizer)
+        # Unsloth computes its own fused loss; any other forward that takes logits_to_keep skips the prompt's logits.
+        self.answer_only = train["answer_only_logits"] and self.info["backend"] != "unsloth" \
+            and accepts_logits_to_keep(self.model)
+
+    @property
+    def start(self) -> int:
+        """The first chunk this call trains (after the last checkpointed one)."""
+        return 0 if self.resumed_from is None else self.resumed_from + 1
+
+
+def _refuse_fsdp() -> None:
+    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true":
+        raise NotImplementedError("FSDP is not supported by the chunked trainer yet: its checkpoints would hold one "
+                                  "rank's shard. Use one GPU (the seeds' 72B fits one MI300X) or DDP (README, "
+                                  "\"Multi-GPU\").")
+
+
+def _find_checkpoint(out_dir: Path, fingerprint: dict, resume: bool, main: bool) -> tuple[Path, dict] | None:
+    """The last chunk checkpoint to resume from (None to start over, which clears the folder's outputs)."""
+    if not resume:
+        if main:
+            ckpt.clear_outputs(out_dir)
+        return None
+    if main:
+        ckpt.clean_stale(out_dir)
+    found = ckpt.latest_checkpoint(out_dir)
+    if found:
+        diff = ckpt.fingerprint_diff(found[1].get("fingerprint", {}), fingerprint)
+        if diff:
+            raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): "
+                             "run with RESUME = False (or --no-resume) to start over, or restore them")
+    return found
+
+
+def _restore(run: _Run, found: tuple[Path, dict]) -> None:
+    """Adapter weights, optimizer moments, replay buffer, counters and metrics as the checkpoint left them."""
+    import torch
+    ckpt_dir, saved = found
+    load_adapter_weights(run.model, ckpt_dir)
+    run.optimizer_state = torch.load(ckpt_dir / "optimizer.pt", weights_only=True, map_location="cpu")
+    run.buffer.load_state_dict(saved["replay_buffer"])
+    run.state.update({k: saved[k] for k in run.state})
+    run.resumed_from = int(saved["chunk"])
+    if run.main:
+        ckpt.truncate_lines(run.metrics_path, int(saved["metrics_lines"]))
+
+
+def _chunk_trainer(run: _Run, i: int, examples: list) -> tuple[Any, int]:
+    """The transformers Trainer for chunk i (warm-up steps in chunk 0 only) and its warm-up step count."""
+    from helpers.train.data import make_dataset
+    from helpers.train.hf import ChunkTrainer, make_training_args, trainer_tokenizer_kwarg
+    from helpers.train.telemetry import metrics_callback
+    train, n = run.cfg["train"], len(run.chunks)
+    steps = _steps_per_epoch(len(examples), train, run.world) * max(1, math.ceil(train["epochs_per_chunk"]))
+    warmup = min(steps, math.ceil(train["warmup_ratio"] * n * steps)) if i == 0 else 0
+    wanted = _chunk_args(run.cfg, run.info, chunk=i, lr=run.lrs[i], warmup=warmup, scratch=run.scratch,
+                         quiet=run.mode != "bar" or not run.main)
+    args, _ = make_training_args(**wanted)
+    trainer = ChunkTrainer(
+        model=run.model, args=args, train_dataset=make_dataset(examples), data_collator=run.collator,
+        callbacks=[metrics_callback(run.logger), *run.callbacks], token_counter=run.counter,
+        optimizer_state=run.optimizer_state, magnitude_lr_multiplier=run.spec.get("magnitude_lr_multiplier", 1.0),
+        answer_only_logits=run.answer_only, **trainer_tokenizer_kwarg(run.tokenizer))
+    if wanted["disable_tqdm"]:
+        from transformers.trainer_callback import PrinterCallback
+        trainer.remove_callback(PrinterCallback)  # headless: one line per chunk, not one dict per log
+    return trainer, warmup
+
+
+def _train_chunk(run: _Run, i: int) -> dict:
+    """Mix chunk i with replay, train it, checkpoint it (rank 0); returns its row of the summary's per_chunk."""
+    t_chunk = time.time()
+    max_len = run.cfg["model"]["max_seq_len"]
+    mixed = mix_chunk(run.chunks[i], run.buffer, run.ratios[i], run.cfg["seed"] + i)
+    examples, dropped = build_examples(run.tokenizer, mixed, max_len)
+    if not examples:
+        raise ValueError(f"chunk {i}: all {len(mixed)} examples exceed model.max_seq_len={max_len}")
+    trainer, warmup = _chunk_trainer(run, i, examples)
+    run.logger.begin_chunk(i, run.state["global_step"])
+    counter_before = run.counter.total
+    result = trainer.train()
+    run.optimizer_state = trainer.raw_optimizer.state_dict()
+    scheduler_state = trainer.lr_scheduler.state_dict() if trainer.lr_scheduler is not None else {}
+    seconds, tokens = time.time() - t_chunk, (run.counter.total - counter_before) * run.world
+    row = {"chunk": i, "fresh": len(run.chunks[i]), "replayed": sum(bool(r.get("replay")) for r in mixed),
+           "examples": len(examples), "dropped": dict(dropped), "steps": trainer.state.global_step,
+           "warmup_steps": warmup, "lr": run.lrs[i], "replay_ratio": round(run.ratios[i], 4),
+           "loss": round(float(result.training_loss), 5), "tokens": tokens, "seconds": round(seconds, 2)}
+    run.state["global_step"] += trainer.state.global_step
+    run.state["tokens"] += tokens
+    run.state["train_s"] += seconds
+    run.state["chunks"].append(row)
+    is_zero = trainer.is_world_process_zero()
+    del trainer, result
+    gc.collect()
+    if is_zero:
+        run.state["metrics_lines"] = len(telemetry.read_metrics(run.metrics_path))
+        _save_chunk(run, i, scheduler_state)
+    return row
+
+
+class _Progress:
+    """What a person sees per chunk: a tqdm bar in a notebook or terminal, one line per chunk headless."""
+
+    def __init__(self, run: _Run):
+        self.run, self.bar = run, None
+        name, spec, info = run.name, run.spec, run.info
+        if run.mode == "bar" and run.main:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=len(run.chunks), initial=run.start, desc=f"{name} chunks", unit="chunk")
+        if run.mode == "lines" and run.main:
+            print(f"[train {name}] {spec['method']} r={spec['r']} alpha={spec['alpha']}: {len(run.chunks)} chunks, "
+                  f"{info['trainable_params']:,} trainable of {info['total_params']:,} params, backend "
+                  f"{info['backend']}, {info['dtype']}, world {run.world}"
+                  + (f"; resuming after chunk {run.resumed_from}" if run.resumed_from is not None else ""), flush=True)
+
+    def chunk_done(self, row: dict) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(loss=row["loss"])
+        if self.run.mode == "lines" and self.run.main:
+            print(f"[train {self.run.name}] chunk {row['chunk'] + 1}/{len(self.run.chunks)}: {row['examples']} "
+                  f"examples ({row['replayed']} replayed), {row['steps']} steps at lr {row['lr']:.2e}, loss "
+                  f"{row['loss']:.4f}, {row['tokens'] / max(row['seconds'], 1e-9):,.0f} tok/s, {row['seconds']:.1f}s",
+                  flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | None = None,
@@ -150,167 +317,73 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     stop_after_chunk: stop (checkpointed) after that chunk index; a later call resumes.
     """
     t_start = time.time()
-    train, seed, world, main = cfg["train"], int(cfg["seed"]), world_size(), is_main_process()
-    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true":
-        raise NotImplementedError("FSDP is not supported by the chunked trainer yet: its checkpoints would hold one "
-                                  "rank's shard. Use one GPU (the seeds' 72B fits one MI300X) or DDP (README, "
-                                  "\"Multi-GPU\").")
+    _refuse_fsdp()
     if name not in cfg.get("models", {}):
         raise KeyError(f"no model '{name}' in the profile (models: {', '.join(cfg.get('models', {}))})")
-    spec = cfg["models"][name]
     curriculum_path = Path(curriculum_path) if curriculum_path else RunLayout.of(cfg).curriculum
     chunks = load_curriculum(curriculum_path)  # fail fast, before loading a 72B model
-    n_chunks = len(chunks)
     out_dir = Path(out_dir) if out_dir else RunLayout.of(cfg).model_dir(name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint = run_fingerprint(cfg, name, _sha256(curriculum_path), world)
-    mode = _progress_mode(progress)
-
-    found = None
-    if resume:
-        if main:
-            ckpt.clean_stale(out_dir)
-        found = ckpt.latest_checkpoint(out_dir)
-        if found:
-            diff = ckpt.fingerprint_diff(found[1].get("fingerprint", {}), fingerprint)
-            if diff:
-                raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): "
-                                 "run with RESUME = False (or --no-resume) to start over, or restore them")
-    elif main:
-        ckpt.clear_outputs(out_dir)
-
+    fingerprint = run_fingerprint(cfg, name, _sha256(curriculum_path), world_size())
+    found = _find_checkpoint(out_dir, fingerprint, resume, is_main_process())
     model, tokenizer, info = prepared if prepared is not None else prepare_adapter(cfg, name, recommendation)
     if info.get("trained") and not found:
         raise ValueError("the prepared model already holds a trained adapter and there is no checkpoint to resume "
                          "from: load a fresh one with prepare_adapter() (notebook section 3) first")
-    import torch
-    from helpers.train.telemetry import LivePlot, MetricsLogger, TokenCounter, metrics_callback
-    from helpers.train.data import make_collator, make_dataset
-    from helpers.train.hf import ChunkTrainer, accepts_logits_to_keep, make_training_args, trainer_tokenizer_kwarg
-
-    apply_cpu_threads(cpu_threads(train, info.get("kind")))
-    buffer = ReplayBuffer(int(cfg["curriculum"]["replay_capacity"]), seed)
-    state: dict[str, Any] = {"chunks": [], "global_step": 0, "metrics_lines": 0, "tokens": 0, "train_s": 0.0}
-    optimizer_state, resumed_from = None, None
+    apply_cpu_threads(cpu_threads(cfg["train"], info.get("kind")))
+    run = _Run(cfg, name, chunks, out_dir, fingerprint, model, tokenizer, info, _progress_mode(progress),
+               tuple(callbacks))
     if found:
-        ckpt_dir, saved = found
-        load_adapter_weights(model, ckpt_dir)
-        optimizer_state = torch.load(ckpt_dir / "optimizer.pt", weights_only=True, map_location="cpu")
-        buffer.load_state_dict(saved["replay_buffer"])
-        state.update({k: saved[k] for k in state})
-        resumed_from = int(saved["chunk"])
-        if main:
-            ckpt.truncate_lines(out_dir / layout.METRICS, int(saved["metrics_lines"]))
-    start = 0 if resumed_from is None else resumed_from + 1
-
-    metrics_path = out_dir / layout.METRICS
-    counter = TokenCounter()
-    live = LivePlot(title=f"{name} ({spec['method']}, r={spec['r']})",
-                    enabled=(mode == "bar" and telemetry.in_notebook()) if live_plot is None else live_plot)
-    logger = MetricsLogger(metrics_path, counter, world_size=world, live=live)
-    logger.records = telemetry.read_metrics(metrics_path) if main else []
-    collator = make_collator(tokenizer)
-    # Unsloth computes its own fused loss; any other forward that takes logits_to_keep skips the prompt's logits.
-    answer_only = bool(train["answer_only_logits"]) and info["backend"] != "unsloth" \
-        and accepts_logits_to_keep(model)
-    info["answer_only_logits"] = answer_only
-    lrs = lr_schedule(n_chunks, float(train["lr_start"]), float(train["lr_end"]))
-    ratios = replay_schedule(n_chunks, float(train["replay_start"]), float(train["replay_end"]))
-    scratch = out_dir / f"_trainer-{os.environ.get('RANK', '0')}"
-    max_len = int(cfg["model"]["max_seq_len"])
-    bar = None
-    if mode == "bar" and main:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_chunks, initial=start, desc=f"{name} chunks", unit="chunk")
-    if mode == "lines" and main:
-        print(f"[train {name}] {spec['method']} r={spec['r']} alpha={spec['alpha']}: {n_chunks} chunks, "
-              f"{info['trainable_params']:,} trainable of {info['total_params']:,} params, backend "
-              f"{info['backend']}, {info['dtype']}, world {world}"
-              + (f"; resuming after chunk {resumed_from}" if resumed_from is not None else ""), flush=True)
-
-    stopped = False
-    for i in range(start, n_chunks):
-        t_chunk = time.time()
-        mixed = mix_chunk(chunks[i], buffer, ratios[i], seed + i)
-        examples, dropped = build_examples(tokenizer, mixed, max_len)
-        if not examples:
-            raise ValueError(f"chunk {i}: all {len(mixed)} examples exceed model.max_seq_len={max_len}")
-        steps = _steps_per_epoch(len(examples), train, world) * max(1, math.ceil(float(train["epochs_per_chunk"])))
-        warmup = min(steps, math.ceil(float(train.get("warmup_ratio") or 0) * n_chunks * steps)) if i == 0 else 0
-        wanted = _chunk_args(cfg, info, chunk=i, lr=lrs[i], warmup=warmup, scratch=scratch,
-                             quiet=mode != "bar" or not main)
-        args, _ = make_training_args(**wanted)
-        trainer = ChunkTrainer(
-            model=model, args=args, train_dataset=make_dataset(examples), data_collator=collator,
-            callbacks=[metrics_callback(logger), *callbacks], token_counter=counter, optimizer_state=optimizer_state,
-            magnitude_lr_multiplier=float(spec.get("magnitude_lr_multiplier", 1.0)),
-            answer_only_logits=answer_only, **trainer_tokenizer_kwarg(tokenizer))
-        if wanted["disable_tqdm"]:
-            from transformers.trainer_callback import PrinterCallback
-            trainer.remove_callback(PrinterCallback)  # headless: one line per chunk, not one dict per log
-        logger.begin_chunk(i, state["global_step"])
-        counter_before = counter.total
-        result = trainer.train()
-        optimizer_state = trainer.raw_optimizer.state_dict()
-        scheduler_state = trainer.lr_scheduler.state_dict() if trainer.lr_scheduler is not None else {}
-        state["global_step"] += trainer.state.global_step
-        seconds = time.time() - t_chunk
-        tokens = counter.total - counter_before
-        state["tokens"] += tokens * world
-        state["train_s"] += seconds
-        state["chunks"].append({
-            "chunk": i, "fresh": len(chunks[i]), "replayed": sum(bool(r.get("replay")) for r in mixed),
-            "examples": len(examples), "dropped": dict(dropped), "steps": trainer.state.global_step,
-            "warmup_steps": warmup, "lr": lrs[i], "replay_ratio": round(ratios[i], 4),
-            "loss": round(float(result.training_loss), 5), "tokens": tokens * world, "seconds": round(seconds, 2)})
-        is_zero = trainer.is_world_process_zero()
-        del trainer, result
-        gc.collect()
-        if is_zero:
-            state["metrics_lines"] = len(telemetry.read_metrics(metrics_path))
-            _save_chunk(cfg, out_dir, i, model, optimizer_state, scheduler_state, buffer, state, fingerprint, info)
-        row = state["chunks"][-1]
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(loss=row["loss"])
-        if mode == "lines" and main:
-            print(f"[train {name}] chunk {i + 1}/{n_chunks}: {row['examples']} examples ({row['replayed']} "
-                  f"replayed), {row['steps']} steps at lr {lrs[i]:.2e}, loss {row['loss']:.4f}, "
-                  f"{row['tokens'] / max(seconds, 1e-9):,.0f} tok/s, {seconds:.1f}s", flush=True)
-        if stop_after_chunk is not None and i >= stop_after_chunk and i < n_chunks - 1:
+        _restore(run, found)
+    live = _live_plot(run, live_plot)
+    shown, stopped = _Progress(run), False
+    for i in range(run.start, len(chunks)):
+        shown.chunk_done(_train_chunk(run, i))
+        if stop_after_chunk is not None and stop_after_chunk <= i < len(chunks) - 1:
             stopped = True
             break
-    if bar is not None:
-        bar.close()
-    shutil.rmtree(scratch, ignore_errors=True)
+    shown.close()
+    shutil.rmtree(run.scratch, ignore_errors=True)
     info["trained"] = True
+    return _finish(run, live, stopped, curriculum_path, t_start)
 
-    summary = _summary(cfg, name, info, state, resumed_from, stopped, n_chunks, metrics_path, t_start,
-                       curriculum_path, fingerprint, world)
-    if main:
+
+def _live_plot(run: _Run, wanted: bool | None) -> Any:
+    """The live loss/memory plot (in a notebook with a bar), fed by the metrics logger; rank 0 reads past lines."""
+    from helpers.train.telemetry import LivePlot
+    enabled = (run.mode == "bar" and telemetry.in_notebook()) if wanted is None else wanted
+    live = LivePlot(title=f"{run.name} ({run.spec['method']}, r={run.spec['r']})", enabled=enabled)
+    run.logger.live = live
+    run.logger.records = telemetry.read_metrics(run.metrics_path) if run.main else []
+    return live
+
+
+def _finish(run: _Run, live: Any, stopped: bool, curriculum_path: Path, t_start: float) -> dict:
+    """The summary; on rank 0 also the final adapter (unless stopped early), the training plot and summary.json."""
+    summary = _summary(run, stopped, curriculum_path, t_start)
+    if run.main:
         if not stopped:
-            _save_final_adapter(model, out_dir)
-        records = telemetry.read_metrics(metrics_path)
-        summary["plot"] = str(live.finish(records, out_dir / layout.TRAINING_PLOT)) if records else None
-        write_json(out_dir / layout.MODEL_SUMMARY, summary)
+            _save_final_adapter(run.model, run.out_dir)
+        records = telemetry.read_metrics(run.metrics_path)
+        summary["plot"] = str(live.finish(records, run.out_dir / layout.TRAINING_PLOT)) if records else None
+        write_json(run.out_dir / layout.MODEL_SUMMARY, summary)
     return summary
 
 
-def _save_chunk(cfg: dict, out_dir: Path, chunk: int, model: Any, optimizer_state: dict, scheduler_state: dict,
-                buffer: ReplayBuffer, state: dict, fingerprint: dict, info: dict) -> Path:
+def _save_chunk(run: _Run, chunk: int, scheduler_state: dict) -> Path:
     import torch
-    buffer_state = buffer.state_dict()
-    estimate = ckpt.estimate_checkpoint_bytes(info["trainable_params"], extra_bytes=len(json.dumps(buffer_state)))
-    ckpt.check_disk(out_dir, estimate, float(cfg["env"]["min_free_disk_gb"]))
+    buffer_state = run.buffer.state_dict()
+    estimate = ckpt.estimate_checkpoint_bytes(run.info["trainable_params"], extra_bytes=len(json.dumps(buffer_state)))
+    ckpt.check_disk(run.out_dir, estimate, run.cfg["env"]["min_free_disk_gb"])
 
     def write_files(tmp: Path) -> None:
-        model.save_pretrained(str(tmp))  # adapter_model.safetensors + adapter_config.json
-        torch.save(optimizer_state, tmp / "optimizer.pt")
+        run.model.save_pretrained(str(tmp))  # adapter_model.safetensors + adapter_config.json
+        torch.save(run.optimizer_state, tmp / "optimizer.pt")
         torch.save(scheduler_state, tmp / "scheduler.pt")
 
-    saved = {**state, "chunk": chunk, "replay_buffer": buffer_state, "rng": ckpt.rng_state(),
-             "fingerprint": fingerprint}
-    return ckpt.save_checkpoint(out_dir, chunk, write_files, saved, keep=int(cfg["train"].get("keep_checkpoints", 2)))
+    saved = {**run.state, "chunk": chunk, "replay_buffer": buffer_state, "rng": ckpt.rng_state(),
+             "fingerprint": run.fingerprint}
+    return ckpt.save_checkpoint(run.out_dir, chunk, write_files, saved, keep=run.cfg["train"]["keep_checkpoints"])
 
 
 def _save_final_adapter(model: Any, out_dir: Path) -> Path:
@@ -320,19 +393,18 @@ def _save_final_adapter(model: Any, out_dir: Path) -> Path:
     return ckpt.replace_dir(tmp, out_dir / layout.ADAPTER)
 
 
-def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | None, stopped: bool, n_chunks: int,
-             metrics_path: Path, t_start: float, curriculum_path: Path, fingerprint: dict, world: int) -> dict:
+def _summary(run: _Run, stopped: bool, curriculum_path: Path, t_start: float) -> dict:
     import torch
-    records = telemetry.read_metrics(metrics_path)
+    cfg, info, state, n_chunks = run.cfg, run.info, run.state, len(run.chunks)
+    records = telemetry.read_metrics(run.metrics_path)
     train = cfg["train"]
-    params = {"profile": cfg.get("profile"), "run": cfg.get("run"), "model": name, **fingerprint,
+    params = {"profile": cfg.get("profile"), "run": cfg.get("run"), "model": run.name, **run.fingerprint,
               "curriculum": str(curriculum_path), "backend": info["backend"], "dtype": info["dtype"],
               "optim": info["optim"], "load_in_4bit": info["load_in_4bit"],
               "attn_implementation": info.get("attn_implementation"), "target_modules_used": info["target_modules"],
-              "answer_only_logits": info.get("answer_only_logits"),
-              "effective_batch": int(train["batch_size"]) * int(train["grad_accum"]) * world,
-              "lr_schedule": lr_schedule(n_chunks, float(train["lr_start"]), float(train["lr_end"])),
-              "replay_schedule": replay_schedule(n_chunks, float(train["replay_start"]), float(train["replay_end"])),
+              "answer_only_logits": run.answer_only,
+              "effective_batch": train["batch_size"] * train["grad_accum"] * run.world,
+              "lr_schedule": run.lrs, "replay_schedule": run.ratios,
               "lr_within_chunk": "constant; linear warm-up in chunk 0 only", "adapter": info["adapter"]}
     on_gpu = torch.cuda.is_available()
     peak = {"kind": "vram", "gib": round(torch.cuda.max_memory_allocated() / 1024 ** 3, 3)} if on_gpu else \
@@ -340,8 +412,8 @@ def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | 
     chunk_losses = [c["loss"] for c in state["chunks"]]
     return {
         **stamp(params),
-        "model": name, "method": info["adapter"]["method"], "complete": len(state["chunks"]) == n_chunks,
-        "chunks_done": len(state["chunks"]), "chunks_total": n_chunks, "resumed_from": resumed_from,
+        "model": run.name, "method": info["adapter"]["method"], "complete": len(state["chunks"]) == n_chunks,
+        "chunks_done": len(state["chunks"]), "chunks_total": n_chunks, "resumed_from": run.resumed_from,
         "stopped_early": stopped, "trainable_params": info["trainable_params"], "total_params": info["total_params"],
         "trainable_share": info["trainable_share"], "global_steps": state["global_step"],
         "first_loss": records[0]["loss"] if records else None, "last_loss": records[-1]["loss"] if records else None,
@@ -349,7 +421,7 @@ def _summary(cfg: dict, name: str, info: dict, state: dict, resumed_from: int | 
         "dropped": dict(sum((Counter(c["dropped"]) for c in state["chunks"]), Counter())),
         "tokens": state["tokens"], "tokens_per_s": round(state["tokens"] / max(state["train_s"], 1e-9), 1),
         "train_seconds": round(state["train_s"], 2), "wall_seconds": round(time.time() - t_start, 2),
-        "peak_memory": peak, "world_size": world, "torch_threads": torch.get_num_threads(),
+        "peak_memory": peak, "world_size": run.world, "torch_threads": torch.get_num_threads(),
         "warnings": info.get("warnings", []),
         "outputs": {"adapter": f"{layout.ADAPTER}/", "metrics": layout.METRICS, "latest": ckpt.LATEST,
                     "plot": layout.TRAINING_PLOT},
