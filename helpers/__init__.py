@@ -1,3 +1,22 @@
-"""The kit's importable logic: notebooks stay thin and call into these flat modules."""
+"""The kit's importable logic: notebooks stay thin and call into these modules.
+
+Stage -> where its logic lives (each stage reads earlier ones only through the files helpers.layout names):
+
+    any stage        config (profiles, typed and checked), layout (every file under runs/<run>/), io, records
+                     (the one question record), prompts (the chat prompt), filters (the organisers' filters)
+    00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit")
+    01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
+                     mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family
+                     (the tournament's puzzle generators, each answer proven by a solver)
+    02 curriculum    curriculum (difficulty, chunks, replay schedule)
+    03/04/05 train   train (the chunk loop), train.data (tokenised examples), train.hf (Trainer seam),
+                     train.checkpoints (atomic, resumable), train.telemetry (metrics, live plot)
+    models           models (load a base, attach adapters), models.members (a run's adapters for inference, the
+                     CPU-thread rule), models.tiny / models.packaged (offline models), models.cache, models.compat
+    06 validate      scoring (letter scoring), evaluate (accuracy, calibration, buckets), evaluate.plots
+    07 ensemble      ensemble
+    08 agents        agents (Q/A agents, match, harness export; command lines in agents.cli)
+    make pipeline    pipeline (papermill); report, report.sections, report.render (report.md / report.html)
+"""
 
 __version__ = "0.1.0"

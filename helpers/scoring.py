@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence
 
 from helpers.io import InputError
 from helpers.prompts import MAX_CHOICES, SYSTEM_PROMPT, render_example, render_prompt
-from helpers.models.members import BASE, use_member  # noqa: F401  (BASE re-exported)
+from helpers.models.members import BASE, use_member  # noqa: F401  (scoring.BASE: the member name callers use)
 from helpers.records import LETTERS, letter
 
 # The seeds' parser looked for the answer letter anywhere in the generated text: a capital A-J standing alone

@@ -173,3 +173,18 @@ def test_the_agents_command_line_names_its_two_agents():
         done = subprocess.run([sys.executable, "-m", "helpers.agents", *argv], cwd=ROOT, capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == code and needle in done.stdout + done.stderr, (argv, done.stderr)
+
+
+def _named_in(doc: str) -> set[str]:
+    return set(re.findall(r"[a-z_]+(?:\.[a-z_]+)?", doc))
+
+
+def test_the_package_maps_name_every_module():
+    import helpers
+    import helpers.agents
+    top = _named_in(helpers.__doc__.split("Stage -> where its logic lives", 1)[1])
+    agents = _named_in(helpers.agents.__doc__)
+    modules = {_module_name(p).removeprefix("helpers.") for p in HELPERS.rglob("*.py")}
+    modules = {m for m in modules if m != "helpers" and not m.endswith("__main__")}
+    missing = {m for m in modules if m not in top and not (m.startswith("agents.") and m[7:] in agents)}
+    assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"

@@ -1,3 +1,12 @@
 """Tournament agents: the A-agent (letter scoring), the Q-agent (verified puzzles + model-written questions),
 the harness export, and a match simulator. Nothing here imports torch or transformers at import time.
+
+    build       the agents of a profile: settings, members to load, the Q- and A-agents
+    answer      the A-agent;  predictor: letter probabilities from one member or an ensemble
+    question    the Q-agent;  writer: model-written questions, checked before use;  topics: the topics file
+    inputs      harness prompts and question objects parsed leniently;  json_repair: model JSON mended
+    timing      budgets and latency summaries;  files: the harness's output file names
+    match       a match at home (two teams, the organisers' scoring);  plots: latency and match plots
+    harness     QAgent/AAgent classes the organisers' scripts import;  export: the harness folder
+    cli         `python -m helpers.agents question|answer` with the harness's flags
 """
