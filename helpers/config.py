@@ -108,6 +108,21 @@ def one_of(*choices: str) -> Check:
     return check
 
 
+def puzzle_kind(value: Any) -> str:
+    """A puzzle family helpers.puzzles generates (imported on use: numpy is not needed to read a profile)."""
+    from helpers import puzzles
+    return one_of(*puzzles.KINDS)(value)
+
+
+def one_of_int(*choices: int) -> Check:
+    """One of the given whole numbers."""
+    def check(value: Any) -> int:
+        if not _is_int(value) or value not in choices:
+            raise ValueError(f"expected one of {', '.join(map(str, choices))}, got {value!r}")
+        return value
+    return check
+
+
 def optional(inner: Check) -> Check:
     """null, or what `inner` accepts."""
     return lambda value: None if value is None else inner(value)
@@ -136,8 +151,8 @@ SCHEMA: dict[str, Any] = {
     "model": {"base": text, "max_seq_len": integer(1), "dtype": text, "load_in_4bit": flag_or_auto,
               "attn_implementation": text, "trust_remote_code": flag, "use_unsloth": flag_or_auto,
               "gradient_checkpointing": flag},
-    "data": {"sources": list_of(text), "puzzles": integer(0), "val_fraction": number(0, 0.9), "tolerant": flag,
-             "balance_letters": flag},
+    "data": {"sources": list_of(text), "puzzles": integer(0), "puzzle_kinds": list_of(puzzle_kind),
+             "val_fraction": number(0, 0.9), "tolerant": flag, "balance_letters": flag},
     "curriculum": {"chunks": integer(1), "replay_capacity": integer(0), "scorer": text},
     "train": {"epochs_per_chunk": number(low=0.01), "batch_size": integer(1), "grad_accum": integer(1),
               "lr_start": number(low=0), "lr_end": number(low=0), "replay_start": number(0, 1),
@@ -149,7 +164,8 @@ SCHEMA: dict[str, Any] = {
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
                "model_question_share": number(0, 1), "writer_max_failures": integer(1),
-               "puzzle_levels": list_of(integer(1)), "answer_chunk_size": integer(1)},
+               "puzzle_kinds": list_of(puzzle_kind), "puzzle_levels": list_of(one_of_int(1, 2, 3)),
+               "puzzle_candidates": integer(1), "answer_chunk_size": integer(1)},
 }
 
 

@@ -260,3 +260,35 @@ def test_cli_rejects_a_bad_topics_file(tmp_path, monkeypatch, tok, capsys):
     bad.write_text("[1, 2]")
     assert cli.question_main(["--output_file", str(tmp_path / "q.json"), "--topics_file", str(bad)]) == 2
     assert str(bad) in capsys.readouterr().err
+
+
+def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
+    """Of the proven candidates it compares, the one with the highest measured difficulty is asked."""
+    agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=3, candidates=3)
+    scores = iter([2.0, 7.5, 5.0])
+
+    def fake_one(kinds, letter_, label, deadline):
+        rec = {"id": f"x{len(seen)}", "puzzle": {"work": {"score": next(scores)}}, "question": str(len(seen)),
+               "choices": ["a1", "b2", "c3", "d4"], "answer": 0}
+        seen.append(rec)
+        return {"question": rec["question"]}, rec
+    seen: list = []
+    monkeypatch.setattr(agent, "_one_puzzle", fake_one)
+    _, rec = agent._puzzle(puzzles.KINDS, "A", SEATING[1], timing.Deadline(5.0))
+    assert rec["puzzle"]["work"]["score"] == 7.5 and len(seen) == 3
+
+
+def test_more_candidates_ask_harder_questions_and_every_one_is_proven(tok):
+    means = {}
+    for n in (1, 6):
+        agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]], FAMILY[0]: [FAMILY[1]]}, seed=11,
+                                           levels=(1, 2, 3), candidates=n)
+        qs, metas = agent.generate(16)
+        assert len(qs) == 16 and all(puzzles.verify(m["record"]) for m in metas)
+        means[n] = sum(m["record"]["puzzle"]["work"]["score"] for m in metas) / len(metas)
+    assert means[6] > means[1] + 0.5, means
+
+
+def test_the_q_agent_refuses_an_unknown_family(tok):
+    with pytest.raises(ValueError, match="unknown puzzle kinds"):
+        QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, kinds=("sudoku",))

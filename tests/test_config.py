@@ -77,7 +77,8 @@ def profiles(tmp_path, monkeypatch):
     ("model:\n  use_unsloth: maybe\n", "model.use_unsloth", "true, false or auto"),
     ("models:\n  model1_lora: {method: qlora}\n", "models.model1_lora.method", "one of lora, rslora, dora"),
     ("models:\n  model4: {method: lora, r: 8}\n", "models.model4", "missing alpha, dropout"),
-    ("agents:\n  puzzle_levels: [1, two]\n", "agents.puzzle_levels", "whole number"),
+    ("agents:\n  puzzle_levels: [1, 4]\n", "agents.puzzle_levels", "one of 1, 2, 3"),
+    ("data:\n  puzzle_kinds: [sudoku]\n", "data.puzzle_kinds", "expected one of seating_linear"),
 ])
 def test_a_bad_profile_names_its_file_and_key(profiles, text, key, needle):
     path = profiles("bad", text)
@@ -126,3 +127,21 @@ def test_agent_parameters_are_checked_against_the_same_schema():
     assert build.agents_cfg(cfg, time_margin=0.4)["time_margin"] == 0.4
     with pytest.raises(InputError, match="agent parameters.*time_margin"):
         build.agents_cfg(cfg, time_margin=3)
+
+
+def test_every_profile_asks_every_tournament_family_at_the_hardest_level():
+    from helpers import puzzles
+    for name in config.available_profiles():
+        agents = config.load_profile(name)["agents"]
+        assert agents["puzzle_kinds"] == list(puzzles.KINDS) and agents["puzzle_levels"] == [3], name
+        assert agents["puzzle_candidates"] > 1, name
+
+
+def test_the_tournament_profile_trains_on_every_family_with_a_general_replay_share():
+    from helpers import puzzles
+    cfg = config.load_profile("tournament")
+    data = cfg["data"]
+    assert data["puzzle_kinds"] == list(puzzles.KINDS) and data["sources"] == ["data/general_mcq.jsonl"]
+    general = sum(1 for _ in open(config.resolve_path(data["sources"][0]), encoding="utf-8"))
+    assert 0.05 < general / (general + data["puzzles"]) < 0.2
+    assert cfg["model"]["trust_remote_code"] is False and cfg["curriculum"]["chunks"] >= 3

@@ -56,7 +56,8 @@ def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name:
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
                              max_failures=acfg["writer_max_failures"])
     return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=acfg["question_time_limit_s"],
-                         margin=acfg["time_margin"], levels=acfg["puzzle_levels"], writer=writer,
+                         margin=acfg["time_margin"], levels=acfg["puzzle_levels"], kinds=acfg["puzzle_kinds"],
+                         candidates=acfg["puzzle_candidates"], writer=writer,
                          model_share=share, bank=bank, name=name)
 
 

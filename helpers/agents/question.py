@@ -36,14 +36,18 @@ class QuestionAgent:
 
     def __init__(self, tokenizer: Any, topics: dict[str, list[str]], *, seed: int = 0,
                  time_limit_s: float = timing.QUESTION_LIMIT_S, margin: float = timing.DEFAULT_MARGIN,
-                 levels: Sequence[int] = puzzles.LEVELS, writer: Any = None, model_share: float = 0.0,
-                 bank: Sequence[dict] | None = None, name: str = "kit"):
+                 levels: Sequence[int] = puzzles.LEVELS, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1,
+                 writer: Any = None, model_share: float = 0.0, bank: Sequence[dict] | None = None,
+                 name: str = "kit"):
         if tokenizer is None:
             raise ValueError("the Q-agent needs a tokenizer: the rules count question tokens with it")
         self.tokenizer, self.topics, self.name = tokenizer, topics, name
         self.time_limit_s, self.margin = float(time_limit_s), float(margin)
         self.budget_s = timing.budget(time_limit_s, margin)
-        self.levels = tuple(levels)
+        self.levels, self.kinds, self.candidates = tuple(levels), tuple(kinds), max(1, int(candidates))
+        unknown = [k for k in self.kinds if k not in puzzles.KINDS]
+        if unknown:
+            raise ValueError(f"unknown puzzle kinds {unknown}; expected some of {puzzles.KINDS}")
         self.writer, self.model_share = writer, float(model_share)
         self.bank = list(bank or [])
         self.rng = random.Random(f"qagent:{name}:{seed}")
@@ -75,10 +79,32 @@ class QuestionAgent:
     # ------------------------------------------------------------ sources
     def _puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
                 ) -> tuple[dict | None, dict | None]:
+        """The hardest (measured) of up to `candidates` proven puzzles that pass the filter, found in half the
+        deadline (the first one found is kept whatever the clock says)."""
+        best: tuple[dict, dict] | None = None
+        found = 0
+        search = timing.Deadline(deadline.left() / 2)
+        while found < self.candidates and not (best is not None and search.passed()):
+            candidate = self._one_puzzle(kinds, letter_, label, deadline)
+            if candidate[0] is None:
+                break
+            found += 1
+            if best is None or candidate[1]["puzzle"]["work"]["score"] > best[1]["puzzle"]["work"]["score"]:
+                best = candidate
+        if best is None:
+            return None, None
+        self._seen.add(dedupe_key(best[1]))
+        self.stats["candidates_compared"] += found
+        return best
+
+    def _one_puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
+                    ) -> tuple[dict | None, dict | None]:
+        """One proven, unseen puzzle of the topic's kinds that passes the filter, or (None, None) at the deadline."""
+        kinds = [k for k in kinds if k in self.kinds] or list(kinds)
         levels, too_long, tries = self.levels, 0, 0
         while tries == 0 or not deadline.passed():
             tries += 1
-            kind, level = self.rng.choice(list(kinds)), self.rng.choice(list(levels))
+            kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
             try:
                 rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
                                           id=f"{self.name}-{kind}-{self._count:06d}-{tries}")
@@ -98,9 +124,8 @@ class QuestionAgent:
                 self.stats[f"reject:filter:{result.reason}"] += 1
                 too_long += result.reason == "question_too_long"
                 if too_long >= 3:  # this tokenizer spends more tokens per character: the shortest puzzles
-                    levels = (min(self.levels),)
+                    levels = (min(puzzles.LEVELS),)
                 continue
-            self._seen.add(key)
             return question, rec
         return None, None
 

@@ -18,7 +18,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from helpers import io, layout
 from helpers.data import convert
@@ -134,12 +134,13 @@ def convert_items(items: list[Item], ledger: Ledger, *, seed: int, tolerant: boo
     return out, pool.types
 
 
-def generate_puzzles(n: int, ledger: Ledger, *, seed: int) -> list[Item]:
-    """n generated puzzles (helpers.puzzles), counted as 'generated', never as 'read'."""
+def generate_puzzles(n: int, ledger: Ledger, *, seed: int, kinds: Sequence[str] | None = None) -> list[Item]:
+    """n generated puzzles (helpers.puzzles; of `kinds`, default every kind), counted as 'generated'."""
     if n <= 0:
         return []
     puzzles = importlib.import_module("helpers.puzzles")  # lazy: only builds that ask for puzzles pay for it
-    out = [Item(rec, "helpers.puzzles") for rec in puzzles.generate(n, seed=seed)]
+    kinds = tuple(kinds) if kinds else puzzles.KINDS
+    out = [Item(rec, "helpers.puzzles") for rec in puzzles.generate(n, seed=seed, kinds=kinds)]
     ledger.count((_src(it.rec) for it in out), "generated")
     return out
 
@@ -288,16 +289,18 @@ def _letters(pairs: Counter, n_choices: int | None = None) -> dict[str, int]:
 
 def build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed: int, tolerant: bool = True,
                  fmt: str | None = None, progress: bool = False, balance: bool = True,
-                 log: Callable[[str], None] | None = None) -> tuple[list[dict], list[dict], dict]:
+                 log: Callable[[str], None] | None = None, puzzle_kinds: Sequence[str] | None = None,
+                 ) -> tuple[list[dict], list[dict], dict]:
     """The whole build in memory: (train, val, report without provenance); build_dataset writes it."""
     with io.gc_paused():  # ~1M small acyclic objects per 50,000 rows: the collector's passes over them cost ~10% CPU
         return _build_splits(sources, puzzles=puzzles, val_fraction=val_fraction, seed=seed, tolerant=tolerant,
-                             fmt=fmt, progress=progress, log=log, balance=balance)
+                             fmt=fmt, progress=progress, log=log, balance=balance, puzzle_kinds=puzzle_kinds)
 
 
 def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed: int, tolerant: bool,
                   fmt: str | None, progress: bool, log: Callable[[str], None] | None,
-                  balance: bool = True) -> tuple[list[dict], list[dict], dict]:
+                  balance: bool = True, puzzle_kinds: Sequence[str] | None = None,
+                  ) -> tuple[list[dict], list[dict], dict]:
     if not 0.0 <= val_fraction < 1.0:  # fail before minutes of reading, not after
         raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
     if puzzles < 0:
@@ -318,7 +321,7 @@ def _build_splits(sources: list[str], *, puzzles: int, val_fraction: float, seed
     timed("read", len(native) + len(open_ended))
     converted, types = convert_items(open_ended, ledger, seed=seed, tolerant=tolerant)
     timed("convert", len(open_ended))
-    generated = generate_puzzles(puzzles, ledger, seed=seed)
+    generated = generate_puzzles(puzzles, ledger, seed=seed, kinds=puzzle_kinds)
     timed("generate", len(generated))
     items = validate_items(native + converted + generated, ledger, tolerant=tolerant)
     timed("validate", len(items))
@@ -372,12 +375,14 @@ def _report(ledger: Ledger, train: list[dict], val: list[dict], *, types: Counte
 
 def build_dataset(sources: list[str], *, out_dir: str | Path, puzzles: int, val_fraction: float, seed: int,
                   tolerant: bool = True, fmt: str | None = None, params: dict | None = None,
-                  progress: bool = False, log: Callable[[str], None] | None = None, balance: bool = True) -> dict:
+                  progress: bool = False, log: Callable[[str], None] | None = None, balance: bool = True,
+                  puzzle_kinds: Sequence[str] | None = None) -> dict:
     """Build and write out_dir/train.jsonl, val.jsonl and report.json (stamped); return the report.
 
     balance=False keeps every record's choice order (no answer-letter balancing); the report says so."""
     train, val, report = build_splits(sources, puzzles=puzzles, val_fraction=val_fraction, seed=seed,
-                                      tolerant=tolerant, fmt=fmt, progress=progress, log=log, balance=balance)
+                                      tolerant=tolerant, fmt=fmt, progress=progress, log=log, balance=balance,
+                                      puzzle_kinds=puzzle_kinds)
     out = Path(out_dir)
     t0 = time.perf_counter()
     io.write_jsonl(out / layout.TRAIN_DATA, train)
@@ -442,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("sources", nargs="+", help="files, folders or hub:<dataset>[:<config>][@<split>]")
     b.add_argument("--out", required=True, help="output folder")
     b.add_argument("--puzzles", type=int, default=0, help="generated puzzles to add (default 0)")
+    b.add_argument("--puzzle-kinds", nargs="+", default=None, help="puzzle families (default: every one)")
     b.add_argument("--val-fraction", type=float, default=0.1, help="share held out per source (default 0.1)")
     b.add_argument("--seed", type=int, default=1234)
     b.add_argument("--strict", action="store_true", help="stop at the first bad record instead of counting it")
@@ -451,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = build_dataset(args.sources, out_dir=args.out, puzzles=args.puzzles, val_fraction=args.val_fraction,
                                seed=args.seed, tolerant=not args.strict, fmt=args.format,
-                               balance=not args.keep_order)
+                               balance=not args.keep_order, puzzle_kinds=args.puzzle_kinds)
     except (InputError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

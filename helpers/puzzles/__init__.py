@@ -4,7 +4,11 @@ Each record is a shared record (helpers.records) with origin "generated" plus "s
 "puzzle" (the structured clues the question text is rendered from). A solver that never sees the
 generator's hidden world proves, from those clues alone, that exactly one choice is correct; a
 puzzle that fails is regenerated and the rejection counted. Difficulty on the curriculum's 0-10
-scale: level 1 -> 3.0, level 2 -> 5.5, level 3 -> 8.0.
+scale: level 1 -> 3.0, level 2 -> 5.5, level 3 -> 8.0; and each puzzle carries its measured difficulty,
+puzzle["work"] (see measure()): the solver's own work, which the Q-agent uses to ask the hardest.
+
+Every family module offers the same five functions: build (hidden world -> proven puzzle), render (the text,
+from the puzzle alone), possible_answers (the solver), explain (its deduction, <= 100 words) and work.
 """
 
 from __future__ import annotations
@@ -48,6 +52,18 @@ def _module(kind: str):
     raise ValueError(f"unknown puzzle kind {kind!r}; expected one of {KINDS}")
 
 
+def score(work: dict) -> float:
+    """Measured difficulty on 0-10 from the solver's work: each needed deduction is a point, and each 4 bits of
+    possibilities before the first clue another (5 people in a row: 120 seatings, 6.9 bits: +1.7)."""
+    return round(min(10.0, work["steps"] + 0.25 * work["log2_space"]), 2)
+
+
+def measure(puzzle: dict) -> dict:
+    """The solver's work on a puzzle (steps, log2_space, ...) and its score(); stored as puzzle["work"]."""
+    work = _module(puzzle["kind"]).work(puzzle)
+    return {**work, "score": score(work)}
+
+
 def official_length(question: str, choices: list[str]) -> int:
     """Characters the format filter's token budget covers: question, answer letter and "A) ..." choices."""
     return len(question) + 1 + sum(len(f"{letter(i)}) {c}") for i, c in enumerate(choices))
@@ -80,6 +96,7 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
         if len(explanation.split()) >= MAX_EXPLANATION_WORDS:
             stats["long_explanation"] = stats.get("long_explanation", 0) + 1
             continue
+        puzzle["work"] = measure(puzzle)
         topic, subtopic = TOPICS[kind]
         rec = make_record(id=id, source=f"puzzles/{kind}", question=question, choices=choices, answer=target,
                           explanation=explanation, topic=topic, difficulty=LEVEL_DIFFICULTY[level],

@@ -12,6 +12,7 @@ different way (common ancestors), and rejects any disagreement.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import deque
 
@@ -173,6 +174,28 @@ def possible_answers(puzzle: dict) -> set:
         word = term(world, q[2], q[1]) if q[1] in world["people"] and q[2] in world["people"] else None
         return {word} if word else set()
     return set(holders(world, q[1], q[2])) if q[2] in world["people"] else set()
+
+
+def work(puzzle: dict) -> dict:
+    """The solver's work: links chained from Y to X (hops), of which derived rather than stated, and the answer space.
+
+    steps = hops + derived links (each derivation, e.g. a sibling through a shared parent, is one more deduction);
+    log2_space = log2 of the answers the question admits before any fact (every relation word, or every person).
+    """
+    world = close(puzzle["facts"])
+    q = puzzle["question"]
+    answer = next(iter(possible_answers(puzzle)), None)
+    x = q[1] if q[0] == "relation" else answer
+    route = paths(world, q[2], x)[0] if world and x else []
+    stated = {(REL_WORDS[r][0], b, a) for r, a, b in puzzle["facts"]}
+    stated |= {({"P": "C", "C": "P"}.get(REL_WORDS[r][0], REL_WORDS[r][0]), a, b) for r, a, b in puzzle["facts"]}
+    derived, u = 0, q[2]
+    for label, v in route:
+        derived += (label, u, v) not in stated
+        u = v
+    space = 2 * len(TERMS) if q[0] == "relation" else len(world["people"]) if world else 1
+    return {"steps": len(route) + derived, "hops": len(route), "derived": derived,
+            "log2_space": round(math.log2(max(space, 1)), 3)}
 
 
 def render(puzzle: dict) -> str:

@@ -143,6 +143,18 @@ def possible_answers(puzzle: dict) -> set:
     return set(answers(puzzle["question"], puzzle, seats, occupants))
 
 
+def work(puzzle: dict) -> dict:
+    """The solver's work: seatings before any clue and after each clue in order (log2), and the clues it needs."""
+    n, circular = len(puzzle["people"]), puzzle["kind"] == "seating_circular"
+    seats = arrangements(n, circular)
+    keep = np.ones(len(seats), dtype=bool)
+    after = []
+    for clue in puzzle["clues"]:
+        keep &= clue_mask(clue, puzzle, seats)
+        after.append(round(float(np.log2(max(int(keep.sum()), 1))), 3))
+    return {"steps": len(puzzle["clues"]), "log2_space": round(float(np.log2(len(seats))), 3), "log2_after": after}
+
+
 def _ord(k: int) -> str:
     return ORDINALS[k - 1]
 
