@@ -301,3 +301,25 @@ def test_bulk_records_pass_the_official_filter(bulk, puzzle_tokenizer):
     assert [filters.letter_of(q) for q in official] == ["ABCD"[r["answer"]] for r in recs]
     worst = max(filters.check_question(q, puzzle_tokenizer).tokens["core"] for q in official[:500])
     assert worst < filters.QUESTION_LIMIT
+
+
+def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
+    for kind in ("seating_linear", "seating_circular"):
+        for rec in puzzles.generate(12, seed=8, kinds=(kind,), levels=(3,)):
+            puzzle = rec["puzzle"]
+            steps = puzzles_seating.deduction(puzzle)
+            counts = [c for _, c in steps]
+            assert sorted(i for i, _ in steps) == list(range(len(puzzle["clues"])))
+            assert counts == sorted(counts, reverse=True) and counts[-1] == len(puzzles_seating.consistent(puzzle)[0])
+            assert rec["explanation"].startswith("Of ") and f"-> {counts[0]:,}" in rec["explanation"]
+            assert len(rec["explanation"].split()) < 100
+
+
+def test_measured_difficulty_rises_with_the_level_in_every_family():
+    for kind in puzzles.KINDS:
+        means = []
+        for level in puzzles.LEVELS:
+            recs = puzzles.generate(24, seed=2, kinds=(kind,), levels=(level,))
+            assert all(r["puzzle"]["work"] == puzzles.measure(r["puzzle"]) for r in recs[:4])
+            means.append(sum(r["puzzle"]["work"]["score"] for r in recs) / len(recs))
+        assert means == sorted(means) and means[-1] > means[0], (kind, means)

@@ -234,8 +234,39 @@ def _line(puzzle: dict, seat_of: np.ndarray) -> str:
     return ", ".join(people[i] for i in by_seat)
 
 
+def deduction(puzzle: dict) -> list[tuple[int, int]]:
+    """The solver's steps: clues taken strongest first, each as (clue index, seatings left after it)."""
+    n, circular = len(puzzle["people"]), puzzle["kind"] == "seating_circular"
+    seats = arrangements(n, circular)
+    masks = [clue_mask(clue, puzzle, seats) for clue in puzzle["clues"]]
+    keep, left, steps = np.ones(len(seats), dtype=bool), set(range(len(masks))), []
+    while left:
+        i = min(sorted(left), key=lambda j: int((keep & masks[j]).sum()))
+        keep &= masks[i]
+        steps.append((i, int(keep.sum())))
+        left.remove(i)
+    return steps
+
+
+def _trace(puzzle: dict, full: bool) -> str:
+    """The deduction as text: each clue (its words, or its number) and the seatings it leaves."""
+    n, circular = len(puzzle["people"]), puzzle["kind"] == "seating_circular"
+    parts = []
+    for i, count in deduction(puzzle):
+        said = render_clue(puzzle["clues"][i]).rstrip(".") if full else f"clue {i + 1}"
+        parts.append(f"{said} -> {count:,}")
+    return f"Of {len(arrangements(n, circular)):,} seatings: " + "; ".join(parts) + "."
+
+
 def explain(puzzle: dict, value: str) -> str:
-    """The solving steps: the seatings that fit every clue (brute force), and the answer they share (< 100 words)."""
+    """The solving steps (clues strongest first, seatings left after each) and the seatings that remain (< 100 words)."""
+    ending = _conclusion(puzzle, value)
+    text = f"{_trace(puzzle, True)} {ending}"
+    return text if len(text.split()) < 90 else f"{_trace(puzzle, False)} {ending}"
+
+
+def _conclusion(puzzle: dict, value: str) -> str:
+    """The seatings that fit every clue (brute force) and the answer they share."""
     worlds, _ = consistent(puzzle)
     order = "left to right" if puzzle["kind"] == "seating_linear" else f"going left from {puzzle['people'][0]}"
     count, clues = len(worlds), len(puzzle["clues"])
