@@ -28,7 +28,7 @@ ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.
 .PHONY: setup pipeline test test-fast test-container bench bench-learning lab clean constraints help
 
 help:
-	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x] [RUN=name] run notebooks 00..08 headless"
+	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
