@@ -292,3 +292,13 @@ def test_more_candidates_ask_harder_questions_and_every_one_is_proven(tok):
 def test_the_q_agent_refuses_an_unknown_family(tok):
     with pytest.raises(ValueError, match="unknown puzzle kinds"):
         QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, kinds=("sudoku",))
+
+
+def test_the_question_report_gives_the_measured_difficulty_mix(tok, tmp_path):
+    agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]], FAMILY[0]: [FAMILY[1]]}, seed=4, levels=(2, 3), candidates=2)
+    qs, metas = agent.generate(8)
+    report = question_mod.write_question_files(agent, qs, metas, tmp_path / "q.json", requested=8)
+    mix = report["difficulty"]
+    scores = [m["record"]["puzzle"]["work"]["score"] for m in metas]
+    assert mix["all"]["n"] == 8 and mix["all"]["mean"] == round(sum(scores) / 8, 2)
+    assert sum(v["n"] for v in mix["by_family"].values()) == 8 and set(mix["levels"]) <= {2, 3}

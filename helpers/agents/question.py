@@ -231,6 +231,20 @@ def run_questions(agent: QuestionAgent, num_questions: int, *, batch_size: int =
     return questions, metas
 
 
+def difficulty_mix(metas: list[dict]) -> dict:
+    """The measured difficulty of the puzzles asked: overall and per family (mean, min, max), and the level mix."""
+    recs = [m["record"] for m in metas if m.get("record") and "work" in m["record"].get("puzzle", {})]
+
+    def summary(scores: list[float]) -> dict:
+        return {"n": len(scores), "mean": round(sum(scores) / len(scores), 2), "min": min(scores), "max": max(scores)}
+    by_kind: dict[str, list[float]] = {}
+    for rec in recs:
+        by_kind.setdefault(rec["puzzle"]["kind"], []).append(rec["puzzle"]["work"]["score"])
+    return {"all": summary([s for v in by_kind.values() for s in v]) if recs else {"n": 0},
+            "by_family": {k: summary(v) for k, v in sorted(by_kind.items())},
+            "levels": dict(sorted(Counter(rec["puzzle"].get("level") for rec in recs).items()))}
+
+
 def proof_check(questions: list[dict], metas: list[dict]) -> dict:
     """Per source: how many puzzle keys the solver proves and match the emitted letter and choices."""
     emitted = [m for m in metas if m["source"] != "none"]
@@ -261,7 +275,7 @@ def write_question_files(agent: QuestionAgent, questions: list[dict], metas: lis
               "letters": dict(sorted(Counter(q["answer"] for q in kept).items())),
               "topics": dict(Counter(f"{m['topic']}/{m['subtopic']}" for m in metas)),
               "rejections": {k: v for k, v in agent.stats.items() if not k.startswith("source:")},
-              "proof": proof_check(questions, metas),
+              "proof": proof_check(questions, metas), "difficulty": difficulty_mix(metas),
               "latency": timing.latency_summary(seconds, agent.time_limit_s), "budget_s": agent.budget_s,
               "items": [{"index": i, "topic": m["subtopic"], "letter": m["letter"], "source": m["source"],
                          "reason": m["reason"], "seconds": round(m["seconds"], 5),

@@ -324,6 +324,14 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                      f"{a.get('passed_filter', '?')}/{a.get('answers', '?')} answers pass the filter, "
                      f"{keys.get('correct', '?')}/{keys.get('keyed', '?')} right against the keys; fallbacks "
                      f"{a.get('fallbacks') or 'none'}."))
+    mix = (q.get("difficulty") or {}).get("by_family") or {}
+    if mix:
+        out += [("p", "Difficulty of the puzzles the Q-agent asked, as the solver measured it (0-10: a point per "
+                      "deduction needed, one per 4 bits of possibilities; levels: "
+                      + ", ".join(f"{lv} x{n}" for lv, n in (q["difficulty"].get("levels") or {}).items()) + "):"),
+                ("table", ["family", "questions", "mean", "min", "max"],
+                 [[k, num(v.get("n")), num(v.get("mean"), 2), num(v.get("min"), 2), num(v.get("max"), 2)]
+                  for k, v in mix.items()])]
     lat = tour.get("latency") or {}
     if lat:
         out.append(("table", ["agent", "items", "p50 s", "p99 s", "max s", "limit s", "over limit"],
