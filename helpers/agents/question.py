@@ -107,7 +107,11 @@ class QuestionAgent:
             kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
             try:
                 rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
-                                          id=f"{self.name}-{kind}-{self._count:06d}-{tries}")
+                                          id=f"{self.name}-{kind}-{self._count:06d}-{tries}",
+                                          give_up=deadline.passed)
+            except TimeoutError:
+                self.stats["reject:puzzle_deadline"] += 1
+                break
             except RuntimeError:
                 self.stats["reject:puzzle_attempts_exhausted"] += 1
                 continue

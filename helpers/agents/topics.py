@@ -12,9 +12,12 @@ from helpers.io import InputError, read_json
 
 # Keywords that route a team-added subtopic to a verified generator (the official two match exactly).
 GENERATOR_KEYWORDS = (
-    (("circular", "round table"), ("seating_circular",)),
+    (("nationalit", "attribute", "drink"), ("seating_attributes",)),
+    (("facing outward", "facing out", "mixed facing"), ("seating_mixed_facing",)),
+    (("circular", "round table"), ("seating_circular", "seating_attributes", "seating_mixed_facing")),
     (("linear", "row"), ("seating_linear",)),
-    (("seating", "seat", "sitting"), ("seating_linear", "seating_circular")),
+    (("seating", "seat", "sitting"), ("seating_linear", "seating_circular", "seating_attributes",
+                                      "seating_mixed_facing")),
     (("blood relation", "family", "generation", "kinship"), ("family",)),
 )
 _LETTER_PATTERNS = (

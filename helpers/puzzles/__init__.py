@@ -16,17 +16,23 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from typing import Iterator
+from typing import Callable, Iterator
 
 from helpers.puzzles import family as puzzles_family
 from helpers.puzzles import seating as puzzles_seating
+from helpers.puzzles import tables as puzzles_tables
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
 
-KINDS = ("seating_linear", "seating_circular", "family")
+# The first three families (the smoke and cpu profiles' data, whose learning tests are on them), then the kinds of
+# the organisers' own examples (helpers.puzzles.tables).
+CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
+KINDS = CLASSIC_KINDS + ("seating_attributes", "seating_mixed_facing")
 LEVELS = (1, 2, 3)
 LEVEL_DIFFICULTY = {1: 3.0, 2: 5.5, 3: 8.0}
 TOPICS = {"seating_linear": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
           "seating_circular": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
+          "seating_attributes": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
+          "seating_mixed_facing": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
           "family": ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")}
 # Question + answer letter + the four "A) ..." choices stay under 400 characters: English runs ~4
 # characters per token in Qwen-class BPE vocabularies, and even at a pessimistic 3 that is 133
@@ -41,6 +47,7 @@ FEMALE = ("Alice", "Amy", "Anna", "Beth", "Carol", "Clare", "Diana", "Ella", "Em
           "Hannah", "Helen", "Irene", "Jane", "Julia", "Kate", "Laura", "Lucy", "Mary", "Nina", "Olive", "Paula",
           "Rose", "Ruth", "Sarah", "Sue", "Tina", "Wendy")
 NAMES = tuple((n, "m") for n in MALE) + tuple((n, "f") for n in FEMALE)
+SHORT_NAMES = tuple(n for n, _ in NAMES if len(n) <= 4)  # big casts: every character counts against 130 tokens
 
 
 def _module(kind: str):
@@ -49,6 +56,8 @@ def _module(kind: str):
         return puzzles_seating
     if kind == "family":
         return puzzles_family
+    if kind in ("seating_attributes", "seating_mixed_facing"):
+        return puzzles_tables
     raise ValueError(f"unknown puzzle kind {kind!r}; expected one of {KINDS}")
 
 
@@ -72,14 +81,23 @@ def official_length(question: str, choices: list[str]) -> int:
 def _build(kind: str, level: int, rng: random.Random, stats: dict) -> dict | None:
     if kind == "family":
         return puzzles_family.build(rng, list(NAMES), level=level, stats=stats)
+    if _module(kind) is puzzles_tables:
+        return puzzles_tables.build(rng, list(SHORT_NAMES), kind=kind, level=level, stats=stats)
     return puzzles_seating.build(rng, [n for n, _ in NAMES], circular=kind == "seating_circular",
                                  level=level, stats=stats)
 
 
-def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: dict, id: str) -> dict:
-    """One verified record of `kind` at `level` whose correct choice sits at index `target`."""
+def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: dict, id: str,
+                give_up: Callable[[], bool] | None = None) -> dict:
+    """One verified record of `kind` at `level` whose correct choice sits at index `target`.
+
+    give_up (e.g. a deadline's passed()) is asked before every attempt after the first: True raises TimeoutError, so a
+    caller with a time limit never waits on a family whose attempts keep failing.
+    """
     mod = _module(kind)
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt and give_up is not None and give_up():
+            raise TimeoutError(f"gave up on a {kind} puzzle at level {level} after {stats.get('attempts', 0)} attempts")
         stats["attempts"] = stats.get("attempts", 0) + 1
         built = _build(kind, level, rng, stats)
         if built is None:
