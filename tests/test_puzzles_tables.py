@@ -45,7 +45,7 @@ def test_every_clue_is_needed(made):
 def test_text_fits_and_explanations_are_the_solvers_deduction(made):
     for (kind, level), (recs, _) in made.items():
         for rec in recs:
-            assert puzzles.official_length(rec["question"], rec["choices"]) < puzzles.MAX_CHARS
+            assert puzzles.official_length(rec["question"], rec["choices"]) < puzzles.max_chars(kind)
             words = rec["explanation"].split()
             assert 10 < len(words) < 100 and rec["explanation"].startswith("Of ")
             counts = [c for _, c in tables.deduction(rec["puzzle"])]

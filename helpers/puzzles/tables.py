@@ -33,7 +33,7 @@ ATTRIBUTES = (("nationality", NATIONALITIES), ("drink", DRINKS))
 SIZES = {"seating_attributes": {1: 4, 2: 4, 3: 5}, "seating_mixed_facing": {1: 6, 2: 7, 3: 8}}
 # Clues left after pruning (each one needed): more than MAX does not fit 400 characters; fewer than MIN is a
 # one-step puzzle. Candidate clues are drawn strong kinds first (a position fixes more than a "not next to").
-MAX_CLUES = {1: 4, 2: 5, 3: 6}
+MAX_CLUES = {1: 4, 2: 5, 3: 7}
 MIN_CLUES = {1: 2, 2: 3, 3: 4}
 WEIGHTS = {"left": 3, "right": 3, "same": 3, "opposite": 2, "adj": 2, "faces": 2, "same_facing": 1, "not_adj": 1,
            "not_same": 1}
@@ -375,7 +375,9 @@ def build(rng: random.Random, names: list[str], *, kind: str, level: int, stats:
         return None
     puzzle["clues"] = clues
     puzzle["styles"] = [rng.randrange(len(TEMPLATES[c[0]])) for c in clues]
-    return {"puzzle": puzzle, "answer": truth, "distractors": _distractors(puzzle, truth, set(labels), rng)}
+    subject = puzzle["people"][question[1][1]] if question[1][0] == "p" else None
+    possible = set(labels) - {subject}  # "who sits left of Roy?": never "Roy"
+    return {"puzzle": puzzle, "answer": truth, "distractors": _distractors(puzzle, truth, possible, rng)}
 
 
 def _prune(chosen: list[tuple[list, np.ndarray]], codes: np.ndarray, rng: random.Random) -> list[list]:
