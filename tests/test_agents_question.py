@@ -32,7 +32,8 @@ def tok():
 def test_the_official_topics_are_kept_exactly():
     assert TOPICS[SEATING[0]] == [SEATING[1]] and TOPICS[FAMILY[0]] == [FAMILY[1]]
     assert topics_mod.generator_kinds(*SEATING) == ("seating_linear", "seating_circular", "seating_attributes",
-                                                    "seating_mixed_facing")
+                                                    "seating_mixed_facing", "seating_parallel_rows",
+                                                    "seating_row_facing")
     assert topics_mod.generator_kinds(*FAMILY) == ("family",)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import random
 import time
 from collections import Counter
 from pathlib import Path
@@ -323,3 +324,15 @@ def test_measured_difficulty_rises_with_the_level_in_every_family():
             assert all(r["puzzle"]["work"] == puzzles.measure(r["puzzle"]) for r in recs[:4])
             means.append(sum(r["puzzle"]["work"]["score"] for r in recs) / len(recs))
         assert means == sorted(means) and means[-1] > means[0], (kind, means)
+
+
+def test_a_caller_with_a_deadline_is_not_kept_waiting(monkeypatch):
+    """After the first failed attempt make_puzzle asks give_up() and stops with TimeoutError when it says so."""
+    asked = []
+    monkeypatch.setattr(puzzles, "_build", lambda kind, level, rng, stats: None)  # every attempt fails
+    with pytest.raises(TimeoutError, match="seating_attributes"):
+        puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x",
+                            give_up=lambda: asked.append(1) or True)
+    assert asked == [1]
+    with pytest.raises(RuntimeError, match="500 attempts"):
+        puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x")

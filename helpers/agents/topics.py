@@ -13,11 +13,12 @@ from helpers.io import InputError, read_json
 # Keywords that route a team-added subtopic to a verified generator (the official two match exactly).
 GENERATOR_KEYWORDS = (
     (("nationalit", "attribute", "drink"), ("seating_attributes",)),
-    (("facing outward", "facing out", "mixed facing"), ("seating_mixed_facing",)),
+    (("facing outward", "facing out", "mixed facing"), ("seating_mixed_facing", "seating_row_facing")),
+    (("parallel", "two rows", "facing rows"), ("seating_parallel_rows",)),
     (("circular", "round table"), ("seating_circular", "seating_attributes", "seating_mixed_facing")),
-    (("linear", "row"), ("seating_linear",)),
+    (("linear", "row"), ("seating_linear", "seating_row_facing", "seating_parallel_rows")),
     (("seating", "seat", "sitting"), ("seating_linear", "seating_circular", "seating_attributes",
-                                      "seating_mixed_facing")),
+                                      "seating_mixed_facing", "seating_parallel_rows", "seating_row_facing")),
     (("blood relation", "family", "generation", "kinship"), ("family",)),
 )
 _LETTER_PATTERNS = (

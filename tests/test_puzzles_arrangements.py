@@ -1,0 +1,350 @@
+"""New seating families (helpers.puzzles.arrangements): generated puzzles are proven, pruned and short; crafted
+puzzles with known answers and ambiguities; per-sitter left/right; the CSP against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import puzzles
+from helpers.puzzles import arrangements as arr
+from helpers.puzzles import csp
+
+NAMES = [n for n, _ in puzzles.NAMES]
+PER_COMBO = 20  # generated puzzles per kind x level (the whole file measured at 29-37 s with CI sharing the CPU)
+
+
+def generate(kind: str, level: int, n: int, seed: str = "t") -> tuple[list[dict], dict, int]:
+    """n accepted builds from a fixed seed, the rejection stats and the number of attempts."""
+    rng, stats, out, attempts = random.Random(f"{seed}:{kind}:{level}"), {}, [], 0
+    while len(out) < n:
+        attempts += 1
+        built = arr.build(rng, NAMES, kind=kind, level=level, stats=stats)
+        if built is not None:
+            out.append(built)
+    return out, stats, attempts
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict:
+    """PER_COMBO puzzles for every kind x level, built once for the module."""
+    return {(k, lv): generate(k, lv, PER_COMBO) for k in arr.KINDS for lv in (1, 2, 3)}
+
+
+COMBOS = [(k, lv) for k in arr.KINDS for lv in (1, 2, 3)]
+
+
+# ---- generated puzzles -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,level", COMBOS)
+def test_generated_answer_is_unique_and_distractors_impossible(generated, kind, level):
+    built, _, _ = generated[(kind, level)]
+    for b in built:
+        p = b["puzzle"]
+        assert p["kind"] == kind and json.loads(json.dumps(p)) == p  # plain JSON, nothing hidden
+        assert not {"world", "seat", "face"} & set(p)
+        proven = arr.possible_answers(p)
+        assert proven == {b["answer"]}, (p, proven)
+        assert len(set(b["distractors"])) == 3 and b["answer"] not in b["distractors"]
+        assert not proven & set(b["distractors"])
+        assert arr.NO_ANSWER not in b["distractors"]
+
+
+@pytest.mark.parametrize("kind,level", COMBOS)
+def test_generated_clues_are_each_necessary(generated, kind, level):
+    """Pruned puzzles: dropping any one clue lets a second answer in."""
+    built, _, _ = generated[(kind, level)]
+    for b in built:
+        p = b["puzzle"]
+        assert arr.MIN_CLUES[level] <= len(p["clues"]) <= arr._max_clues(kind, level)
+        assert len(p["phrasing"]) == len(p["clues"])
+        for i in range(len(p["clues"])):
+            fewer = dict(p, clues=p["clues"][:i] + p["clues"][i + 1:],
+                         phrasing=p["phrasing"][:i] + p["phrasing"][i + 1:])
+            assert len(arr.possible_answers(fewer)) > 1, (p, i)
+
+
+@pytest.mark.parametrize("kind,level", COMBOS)
+def test_generated_text_fits_and_explanation_is_short(generated, kind, level):
+    built, _, _ = generated[(kind, level)]
+    for b in built:
+        p = b["puzzle"]
+        text = arr.render(p)
+        choices = [b["answer"], *b["distractors"]]
+        assert arr.official_length(text, choices) < 400
+        assert puzzles.official_length(text, choices) == arr.official_length(text, choices)
+        expl = arr.explain(p, b["answer"])
+        assert 5 < len(expl.split()) < 100  # helpers.puzzles rejects 100 words or more
+        assert b["answer"] in expl
+        marks = [expl.index(f"clue {i + 1}") for i in range(len(p["clues"]))]
+        assert marks == sorted(marks)  # the clues are named in order
+
+
+@pytest.mark.parametrize("kind,level", COMBOS)
+def test_generated_work_is_consistent(generated, kind, level):
+    built, _, _ = generated[(kind, level)]
+    for b in built:
+        p = b["puzzle"]
+        w = arr.work(p)
+        after = w["log2_after"]
+        assert w["steps"] == len(p["clues"]) == len(after)
+        assert all(x >= y for x, y in zip([w["log2_space"], *after], after))
+        model = arr.Model(p)
+        worlds = arr._solve(model, p["clues"]).count()  # from scratch, not the incremental trace
+        assert w["worlds"] == worlds >= 1
+        assert after[-1] == round(math.log2(worlds), 3)
+
+
+def test_levels_rise_in_difficulty(generated):
+    """Per kind, level 3 needs more clues or searches a bigger space than level 1 (the solver's work)."""
+    for kind in arr.KINDS:
+        work = {lv: [arr.work(b["puzzle"]) for b in generated[(kind, lv)][0]] for lv in (1, 2, 3)}
+        load = {lv: np.mean([w["steps"] + 0.25 * w["log2_space"] for w in ws]) for lv, ws in work.items()}
+        assert load[1] < load[2] < load[3], (kind, load)
+
+
+def test_rejections_are_counted(generated):
+    """Every None from build() is counted once under a reason."""
+    for (kind, level), (built, stats, attempts) in generated.items():
+        assert sum(stats.values()) == attempts - len(built), (kind, level, stats)
+        assert set(stats) <= {"too_long", "too_easy", "too_many_clues", "undetermined", "too_big", "no_question",
+                              "no_answer_in_world", "few_choices"}, stats
+
+
+def test_phrasings_vary(generated):
+    """Every clue type used has 2+ templates, and the generator uses more than one of them."""
+    used: dict[str, set[int]] = {}
+    for built, _, _ in generated.values():
+        for b in built:
+            p = b["puzzle"]
+            for clue, ph in zip(p["clues"], p["phrasing"]):
+                assert len(arr.clue_variants(p, clue)) >= 2, clue
+                used.setdefault(clue[0], set()).add(ph)
+            assert len(arr.question_variants(p)) >= 2 and len(arr.intro_variants(p)) >= 2
+    common = [t for t in ("left", "right", "adj", "same", "faces") if t in used]
+    assert len(common) >= 4 and all(len(used[t]) >= 2 for t in common), used
+
+
+def test_statement_questions_are_generated():
+    """Level-3 "which statement is true?" puzzles: exactly one statement proven, the other three refuted."""
+    rng, stats, found = random.Random("statements"), {}, []
+    while len(found) < 3:
+        b = arr.build(rng, NAMES, kind="seating_row_facing", level=3, stats=stats)
+        if b and b["puzzle"]["question"][0] == "statement":
+            found.append(b)
+    for b in found:
+        p = b["puzzle"]
+        texts = arr.statement_texts(p)
+        assert sorted(texts) == sorted([b["answer"], *b["distractors"]])
+        assert arr.possible_answers(p) == {b["answer"]}
+        assert arr.render(p).endswith("?")
+
+
+def test_build_is_deterministic_per_seed():
+    for kind in arr.KINDS:
+        a = generate(kind, 2, 3, seed="d")[0]
+        assert a == generate(kind, 2, 3, seed="d")[0]
+        assert a != generate(kind, 2, 3, seed="e")[0]
+
+
+def test_build_is_deterministic_across_processes():
+    """String hashing is salted per process: the same seed must still give the same puzzles."""
+    code = ("import json, random; from helpers.puzzles import arrangements as a; from helpers import puzzles; "
+            "names = [n for n, _ in puzzles.NAMES]; r = random.Random('x'); "
+            "print(json.dumps([a.build(r, names, kind=k, level=2, stats={}) for k in a.KINDS]))")
+    root = Path(__file__).resolve().parent.parent
+    outs = {subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": salt}).stdout for salt in ("1", "2")}
+    assert len(outs) == 1
+    builds = json.loads(outs.pop())
+    assert len(builds) == 4 and any(b is not None for b in builds)
+
+
+def test_bad_kind_is_refused():
+    with pytest.raises(ValueError):
+        arr.build(random.Random(0), NAMES, kind="seating_square", level=1, stats={})
+
+
+# ---- crafted puzzles -----------------------------------------------------------------------------------
+
+def crafted(kind: str, people: list[str], clues: list, question: list, **extra) -> dict:
+    """A hand-built puzzle with first phrasings everywhere."""
+    p = {"kind": kind, "people": people, "groups": {}, "facing": {}, "half": False, "intro": 0, "clues": clues,
+         "phrasing": [0] * len(clues), "question": question, "q_phrasing": 0, **extra}
+    if question[0] == "statement":
+        p.setdefault("s_phrasing", [0] * len(question[1]))
+    return p
+
+
+TABLE4 = ["Ann", "Ben", "Cal", "Dev"]
+DRINKS = {"drink": ["tea", "milk", "soda", "cola"]}
+
+
+def test_crafted_attribute_puzzle_unique_and_ambiguous():
+    # Ann pinned at seat 0; facing in, left is +1: Ben 1, Cal 2 (opposite), Dev 3; tea at 3, milk at 0 (Ann)
+    clues = [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"], ["same", "Dev", "tea"], ["left", "milk", "tea", 1]]
+    p = crafted("seating_attributes", TABLE4, clues, ["attr", "drink", "same", "Ann", 0], groups=DRINKS)
+    assert arr.possible_answers(p) == {"milk"}
+    assert arr.work(p)["worlds"] == 2  # soda and cola still swap between Ben and Cal
+    assert arr.render(p).endswith("What does Ann drink?")
+    assert "The milk drinker sits immediately to the left of the tea drinker." in arr.render(p)
+    assert arr.possible_answers(dict(p, clues=clues[:3], phrasing=[0] * 3)) == {"milk", "soda", "cola"}
+    assert arr.possible_answers(dict(p, question=["attr", "drink", "same", "Ben", 0])) == {"soda", "cola"}
+    who = dict(p, question=["who", "right", "milk", 1])  # right of Ann (seat 0) is seat 3: Dev
+    assert arr.possible_answers(who) == {"Dev"}
+
+
+def test_contradiction_proves_nothing():
+    p = crafted("seating_attributes", TABLE4, [["adj", "Ben", "Ann"], ["opp", "Ben", "Ann"]],
+                ["who", "opp", "Ann", 0], groups=DRINKS)
+    assert arr.possible_answers(p) == set()
+    assert arr.work(p)["worlds"] == 0
+
+
+def test_mixed_facing_left_is_each_sitters_own():
+    # Ann (seat 0) faces outward, so her left is seat 3; Cal faces the centre, so his left is the next seat (+1)
+    facing = {"Ann": 0, "Ben": 1, "Cal": 1, "Dev": 1}
+    p = crafted("seating_mixed_facing", TABLE4, [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"]],
+                ["who", "left", "Cal", 1], facing=facing)
+    assert arr.possible_answers(p) == {"Ben"}
+    everyone_in = dict(p, facing={n: 1 for n in TABLE4})
+    assert arr.possible_answers(everyone_in) == {"Dev"}  # ignoring Ann's facing flips the answer
+    assert "Ben, Cal and Dev face the centre; the others face outward." in arr.render(p)
+
+
+def test_mixed_facing_unknown_facing_is_inferred():
+    # facing not given: Ann's left neighbour Ben could sit at seat 1 or 3, so "who is left of Cal" is open ...
+    p = crafted("seating_mixed_facing", TABLE4, [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"],
+                                                 ["face", "Cal", 1]], ["who", "left", "Cal", 1])
+    assert arr.possible_answers(p) == {"Ben", "Dev"}
+    # ... until Ann's facing follows from "Ann and Dev face opposite ways" and "Dev faces the centre"
+    more = p["clues"] + [["diff_face", "Ann", "Dev"], ["face", "Dev", 1]]
+    assert arr.possible_answers(dict(p, clues=more, phrasing=[0] * 5)) == {"Ben"}
+    # or from the two-and-two premise: Cal and Ben face in, Dev out, so Ann must face out
+    clues = p["clues"] + [["same_face", "Ben", "Cal"], ["diff_face", "Dev", "Cal"]]
+    half = dict(p, half=True, clues=clues, phrasing=[0] * 5)
+    assert arr.possible_answers(half) == {"Ben"}
+    assert arr.possible_answers(dict(half, half=False)) == {"Ben", "Dev"}
+    assert "Two face the centre and two face outward." in arr.render(half)
+
+
+def test_row_left_follows_facing_and_counts():
+    people = ["Ann", "Ben", "Cal"]
+    facing = {"Ann": 0, "Ben": 1, "Cal": 1}  # Ann faces south: her left is east
+    clues = [["pos", "Ann", "west", 1], ["left", "Ben", "Ann", 1]]
+    p = crafted("seating_row_facing", people, clues, ["who", "left", "Cal", 1], facing=facing)
+    assert arr.possible_answers(p) == {"Ben"}  # Cal at seat 2 faces north: his left is Ben at seat 1
+    assert arr.possible_answers(dict(p, facing={"Ann": 1, "Ben": 1, "Cal": 1})) == set()  # no seat west of Ann
+    assert arr.possible_answers(dict(p, question=["count_between", "Ann", "Cal"])) == {"1"}
+    assert arr.possible_answers(dict(p, question=["who", "right", "Cal", 1])) == {arr.NO_ANSWER}
+    assert arr.possible_answers(dict(p, question=["count_face", 1])) == {"2"}
+    assert "Ben and Cal face north; the others face south." in arr.render(p)
+
+
+def test_statement_question_unique_and_ambiguous():
+    people, facing = ["Ann", "Ben", "Cal"], {"Ann": 0, "Ben": 1, "Cal": 1}
+    clues = [["pos", "Ann", "west", 1], ["left", "Ben", "Ann", 1]]  # Ann 0 (south), Ben 1, Cal 2
+    statements = [["adj", "Ann", "Ben"], ["end", "Ben"], ["left", "Cal", "Ben", 1], ["same_face", "Ann", "Ben"]]
+    p = crafted("seating_row_facing", people, clues, ["statement", statements], facing=facing)
+    assert arr.possible_answers(p) == {"Ann sits next to Ben"}
+    assert arr.statement_texts(p)[1] == "Ben sits at an extreme end"
+    two_true = [statements[0], ["end", "Cal"], *statements[2:]]
+    assert arr.possible_answers(dict(p, question=["statement", two_true])) == {arr.NO_ANSWER}
+    open_ = dict(p, clues=clues[1:], phrasing=[0])  # Ann may sit at seat 1 too: then Ben is at an end
+    assert len(arr.possible_answers(open_)) > 1
+
+
+def test_parallel_rows_faces_left_and_free_people():
+    # row 0 (seats 0-2, west to east) faces south, row 1 (seats 3-5) faces north
+    people = ["Ann", "Ben", "Cal", "Dev", "Eve", "Fay"]
+    clues = [["row", "Ann", 1], ["lend", "Ann"], ["faces", "Ben", "Ann"], ["left", "Cal", "Ben", 1],
+             ["right", "Dev", "Ann", 1]]
+    p = crafted("seating_parallel_rows", people, clues, ["who", "faces", "Cal", 0])
+    # Ann seat 3 (west end of the north-facing row); Ben faces her at seat 0; Ben faces south so his left is
+    # east: Cal at seat 1; Ann's right is east: Dev at seat 4, facing Cal
+    assert arr.possible_answers(p) == {"Dev"}
+    assert arr.possible_answers(dict(p, clues=clues[:4], phrasing=[0] * 4)) == {"Dev", "Eve", "Fay"}
+    assert arr.possible_answers(dict(p, question=["who", "nbr", "Ben", 0])) == {"Cal"}
+    assert arr.possible_answers(dict(p, question=["at_end", 1, "left"])) == {"Ann"}
+    assert arr.possible_answers(dict(p, question=["who", "faces_right", "Ann", 1])) == {"Cal"}
+    assert arr.possible_answers(dict(p, question=["who", "right", "Ben", 1])) == {arr.NO_ANSWER}
+    diag = crafted("seating_parallel_rows", people, [["diag", "Ann", "Ben"]], ["who", "faces", "Ann", 0])
+    assert arr.work(diag)["worlds"] == 4 * math.factorial(4)  # 4 corner pairs, then 4! for the rest
+
+
+# ---- the CSP and brute force ----------------------------------------------------------------------------
+
+def test_csp_counts_free_variables_without_listing_them():
+    prob = csp.Problem()
+    g = prob.group(5)
+    xs = [prob.var(range(5), g) for _ in range(5)]
+    prob.var([0, 1])  # a free flag: doubles the count
+    table = csp.solve(prob, [csp.Constraint((xs[0], xs[1]), lambda a, b: b == a + 1)])
+    assert set(table.vars) == {xs[0], xs[1]}  # the other three seats and the flag are counted, not listed
+    assert len(table.rows) == 4 and table.count() == 4 * math.factorial(3) * 2
+    brute = sum(1 for p in itertools.permutations(range(5)) if p[1] == p[0] + 1) * 2
+    assert table.count() == brute
+    with pytest.raises(csp.TooBig):
+        csp.solve(prob, [csp.Constraint(tuple(xs), lambda *c: c[0] >= 0)], budget=100)
+
+
+def test_csp_chunks_big_tables_exactly(monkeypatch):
+    monkeypatch.setattr(csp, "CHUNK", 64)  # force the depth-first split on a small problem
+    prob = csp.Problem()
+    g = prob.group(6)
+    xs = [prob.var(range(6), g) for _ in range(6)]
+    cons = [csp.Constraint((xs[0], xs[5]), lambda a, b: np.abs(a - b) == 1)]
+    table = csp.solve(prob, cons, keep=xs)
+    assert len(table.rows) == table.count() == sum(1 for p in itertools.permutations(range(6)) if abs(p[0] - p[5]) == 1)
+
+
+def brute_force(p: dict) -> tuple[set[str], int]:
+    """Every world by plain enumeration, checked with the generator's scalar clue code (not the CSP)."""
+    people, n, kind = p["people"], len(p["people"]), p["kind"]
+    pinned = arr.LAYOUT[kind] == "round"
+    seatings = [s for s in itertools.permutations(range(n)) if not pinned or s[0] == 0]
+    groups = list(p.get("groups", {}).values())
+    faces = [{}]
+    if kind in arr.FACING_KINDS:
+        given = p.get("facing") or {}
+        choices = [[given[x]] if x in given else [0, 1] for x in people]
+        faces = [dict(zip(people, f)) for f in itertools.product(*choices)
+                 if not p.get("half") or sum(f) == n // 2]
+    answers, count = set(), 0
+    attrs = list(itertools.product(*[list(itertools.permutations(range(n)))] * len(groups)))
+    for seats in seatings:
+        for attr in attrs:
+            seat = dict(zip(people, seats))
+            for values, perm in zip(groups, attr):
+                seat.update(zip(values, perm))
+            for face in faces:
+                world = {"seat": seat, "face": face}
+                if all(arr._py_holds(p, world, c) for c in p["clues"]):
+                    count += 1
+                    answers.add(arr._py_answer(p, world))
+    return answers, count
+
+
+@pytest.mark.parametrize("kind,level,n", [("seating_attributes", 1, 4), ("seating_mixed_facing", 1, 2),
+                                          ("seating_mixed_facing", 2, 2), ("seating_mixed_facing", 3, 1),
+                                          ("seating_parallel_rows", 1, 4),
+                                          ("seating_parallel_rows", 2, 1), ("seating_row_facing", 1, 4),
+                                          ("seating_row_facing", 2, 1)])
+def test_solver_agrees_with_brute_force(generated, kind, level, n):
+    for b in generated[(kind, level)][0][:n]:
+        p = b["puzzle"]
+        answers, count = brute_force(p)
+        assert answers == arr.possible_answers(p) == {b["answer"]}
+        assert count == arr.work(p)["worlds"]
+        fewer = dict(p, clues=p["clues"][1:], phrasing=p["phrasing"][1:])  # an ambiguous one too
+        answers, count = brute_force(fewer)
+        assert answers == arr.possible_answers(fewer) and count == arr.work(fewer)["worlds"]
