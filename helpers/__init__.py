@@ -7,7 +7,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit")
     01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
-                     puzzles.arrangements (the organisers' example kinds), puzzles.csp (their exact solver):
+                     puzzles.arrangements (the organisers' seating kinds), puzzles.csp (their exact solver),
+                     puzzles.kinship (pointing chains, coded relations, gender inference):
                      the tournament's puzzle generators, each answer proven by a solver
     02 curriculum    curriculum (difficulty, chunks, replay schedule)
     03/04/05 train   train (the chunk loop), train.data (tokenised examples), train.hf (Trainer seam),

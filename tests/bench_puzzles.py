@@ -1,6 +1,6 @@
 """The puzzle families measured: build time, rejections, length in the organisers' token count, measured difficulty.
 
-    python tests/bench_puzzles.py [--n 40] [--seed 1] [--markdown]
+    python tests/bench_puzzles.py [--n 40] [--seed 1] [--kinds family_coded ...] [--markdown]
 
 Per family and level: n puzzles built one at a time (generate + prove + measure), their mean and p95 build time,
 the rejected attempts per accepted puzzle, the filter's token count (question + answer letter + choices - 15, with
@@ -61,10 +61,10 @@ def measure_family(kind: str, level: int, n: int, seed: int, tok) -> dict:
             "example": recs[0]}
 
 
-def run(n: int = 40, seed: int = 1) -> dict:
-    """Every family x level; the tokenizer used for the counts."""
+def run(n: int = 40, seed: int = 1, kinds: tuple[str, ...] = puzzles.KINDS) -> dict:
+    """Every family (of `kinds`) x level; the tokenizer used for the counts."""
     tok = _tokenizer()
-    rows = [measure_family(k, lv, n, seed, tok) for k in puzzles.KINDS for lv in puzzles.LEVELS]
+    rows = [measure_family(k, lv, n, seed, tok) for k in kinds for lv in puzzles.LEVELS]
     return {"rows": rows, "tokenizer": "SmolLM2-135M" if tok is not None else "characters / 4"}
 
 
@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--kinds", nargs="+", default=list(puzzles.KINDS), choices=puzzles.KINDS)
     args = ap.parse_args(argv)
-    result = run(args.n, args.seed)
+    result = run(args.n, args.seed, tuple(args.kinds))
     print(markdown(result))
     if args.markdown:
         for r in result["rows"]:

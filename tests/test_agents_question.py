@@ -34,7 +34,7 @@ def test_the_official_topics_are_kept_exactly():
     assert topics_mod.generator_kinds(*SEATING) == ("seating_linear", "seating_circular", "seating_attributes",
                                                     "seating_mixed_facing", "seating_parallel_rows",
                                                     "seating_row_facing")
-    assert topics_mod.generator_kinds(*FAMILY) == ("family",)
+    assert topics_mod.generator_kinds(*FAMILY) == ("family", "family_pointing", "family_coded", "family_gender")
 
 
 def test_1000_questions_all_pass_the_filter_with_solver_proven_keys(tok):
@@ -60,8 +60,9 @@ def test_every_family_at_the_hardest_level_passes_the_filter_with_proven_keys(to
     questions, metas = agent.generate(60)
     kept, dropped = filters.filter_questions(questions, tok)
     assert len(kept) == 60 and not dropped and all(puzzles.verify(m["record"]) for m in metas)
-    assert {m["record"]["puzzle"]["kind"] for m in metas} == set(puzzles.KINDS)
-    assert max(m["seconds"] for m in metas) < agent.budget_s + 1.0
+    kinds = {m["record"]["puzzle"]["kind"] for m in metas}
+    assert kinds <= set(puzzles.KINDS) and len(kinds) >= 6  # the hardest candidate wins: most families get asked
+    assert max(m["seconds"] for m in metas) < timing.QUESTION_LIMIT_S
 
 
 def test_letters_stay_balanced_in_every_block_of_four(tok):
@@ -95,7 +96,7 @@ def test_respond_honours_the_prompt(tok):
     for letter in "ABCDDCBA":
         q, meta = agent.respond(f"MCQ on topic: {FAMILY[0]}/{FAMILY[1]}. Ensure that option {letter} is only correct.")
         assert q["answer"] == letter and meta["subtopic"] == FAMILY[1] and puzzles.verify(meta["record"])
-        assert meta["record"]["source"] == "puzzles/family"
+        assert meta["record"]["source"].startswith("puzzles/family")
 
 
 def test_a_team_added_topic_without_generator_uses_the_bank_then_a_counted_fallback(tok):

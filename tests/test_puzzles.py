@@ -263,7 +263,8 @@ def puzzle_tokenizer():
     """A small byte-level BPE trained locally on puzzle text of another seed (no hub download)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    text = [r["question"] + " " + r["explanation"] for r in puzzles.generate(300, seed=99)]
+    recs = puzzles.generate(300, seed=99, kinds=puzzles.CLASSIC_KINDS)
+    text = [r["question"] + " " + r["explanation"] for r in recs]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()

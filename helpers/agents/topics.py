@@ -19,7 +19,9 @@ GENERATOR_KEYWORDS = (
     (("linear", "row"), ("seating_linear", "seating_row_facing", "seating_parallel_rows")),
     (("seating", "seat", "sitting"), ("seating_linear", "seating_circular", "seating_attributes",
                                       "seating_mixed_facing", "seating_parallel_rows", "seating_row_facing")),
-    (("blood relation", "family", "generation", "kinship"), ("family",)),
+    (("coded", "code"), ("family_coded",)),
+    (("blood relation", "family", "generation", "kinship"), ("family", "family_pointing", "family_coded",
+                                                             "family_gender")),
 )
 _LETTER_PATTERNS = (
     re.compile(r"option\s+\(?([A-D])\)?\s+is\s+(?:the\s+)?(?:only\s+)?(?:factually\s+)?correct", re.IGNORECASE),

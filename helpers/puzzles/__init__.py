@@ -19,14 +19,15 @@ import random
 from typing import Callable, Iterator
 
 from helpers.puzzles import family as puzzles_family
+from helpers.puzzles import kinship as puzzles_kinship
 from helpers.puzzles import seating as puzzles_seating
 from helpers.puzzles import arrangements as puzzles_arrangements
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
 
 # The first three families (the smoke and cpu profiles' data, whose learning tests are on them), then the kinds of
-# the organisers' own examples (helpers.puzzles.arrangements).
+# the organisers' own examples (helpers.puzzles.arrangements: seating; helpers.puzzles.kinship: blood relations).
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
-KINDS = CLASSIC_KINDS + puzzles_arrangements.KINDS
+KINDS = CLASSIC_KINDS + puzzles_arrangements.KINDS + puzzles_kinship.KINDS
 LEVELS = (1, 2, 3)
 LEVEL_DIFFICULTY = {1: 3.0, 2: 5.5, 3: 8.0}
 TOPICS = {"seating_linear": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
@@ -35,7 +36,9 @@ TOPICS = {"seating_linear": ("Puzzles", "Seating Arrangements (Linear, Circular)
           "seating_mixed_facing": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
           "seating_parallel_rows": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
           "seating_row_facing": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "family": ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")}
+          "family": ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic"),
+          **{k: ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")
+             for k in puzzles_kinship.KINDS}}
 # Question + answer letter + the four "A) ..." choices stay under 400 characters: English runs ~4
 # characters per token in Qwen-class BPE vocabularies, and even at a pessimistic 3 that is 133
 # tokens, 118 after the rule's -15, under its limit of 130.
@@ -61,6 +64,8 @@ def _module(kind: str):
         return puzzles_family
     if kind in puzzles_arrangements.KINDS:
         return puzzles_arrangements
+    if kind in puzzles_kinship.KINDS:
+        return puzzles_kinship
     raise ValueError(f"unknown puzzle kind {kind!r}; expected one of {KINDS}")
 
 
@@ -89,6 +94,8 @@ def official_length(question: str, choices: list[str]) -> int:
 def _build(kind: str, level: int, rng: random.Random, stats: dict) -> dict | None:
     if kind == "family":
         return puzzles_family.build(rng, list(NAMES), level=level, stats=stats)
+    if _module(kind) is puzzles_kinship:
+        return puzzles_kinship.build(rng, list(NAMES), kind=kind, level=level, stats=stats)
     if _module(kind) is puzzles_arrangements:
         return puzzles_arrangements.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats)
     return puzzles_seating.build(rng, [n for n, _ in NAMES], circular=kind == "seating_circular",
