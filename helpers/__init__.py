@@ -8,7 +8,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
                      puzzles.arrangements (the organisers' seating kinds), puzzles.csp (their exact solver),
-                     puzzles.kinship (pointing chains, coded relations, gender inference):
+                     puzzles.kinship (pointing chains, coded relations, gender inference: the public face of
+                     puzzles.kin_pointing, puzzles.kin_coded, puzzles.kin_gender, one a kind, on the shared
+                     puzzles.kin_words (vocabulary, last checks) and puzzles.kin_facts (named facts by gender)):
                      the tournament's puzzle generators, each answer proven by a solver
     02 curriculum    curriculum (difficulty, chunks, replay schedule)
     03/04/05 train   train (the chunk loop), train.data (tokenised examples), train.hf (Trainer seam),

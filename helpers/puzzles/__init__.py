@@ -25,7 +25,8 @@ from helpers.puzzles import arrangements as puzzles_arrangements
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
 
 # The first three families (the smoke and cpu profiles' data, whose learning tests are on them), then the kinds of
-# the organisers' own examples (helpers.puzzles.arrangements: seating; helpers.puzzles.kinship: blood relations).
+# the organisers' own examples (helpers.puzzles.arrangements: seating; helpers.puzzles.kinship: blood relations, built
+# in kin_pointing, kin_coded and kin_gender on the shared kin_words and kin_facts).
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
 KINDS = CLASSIC_KINDS + puzzles_arrangements.KINDS + puzzles_kinship.KINDS
 LEVELS = (1, 2, 3)

@@ -217,21 +217,22 @@ def explain(puzzle: dict, value: str) -> str:
     u = y
     for label, v in paths(world, y, x)[0]:
         word = EDGE_WORDS[label][{"m": 0, "f": 1}.get(world["gender"].get(v), 2)]
-        reason = "" if (label, u, v) in stated else _reason(world, label, u, v)
+        reason = "" if (label, u, v) in stated else link_reason(world, label, u, v)
         steps.append(f"{u}'s {word} is {v}{reason}.")
         u = v
     tail = f"So {x} is {y}'s {value.lower()}." if q[0] == "relation" else f"So {value} is {y}'s {q[1]}."
     return " ".join(steps + [tail])
 
 
-def _reason(world: dict, label: str, u: str, v: str) -> str:
+def link_reason(world: dict, label: str, u: str, v: str) -> str:
+    """Why a derived link u -label-> v holds, as " (reason)" (the closure's note for it, or "from the facts")."""
     why = world["why"]
     if label == "C":
         return f" ({why.get(('P', v, u), 'from the facts')})"
     return f" ({why.get((label, u, v), 'from the facts')})"
 
 
-def _tree(rng: random.Random, names: list[tuple[str, str]], generations: int) -> dict:
+def random_tree(rng: random.Random, names: list[tuple[str, str]], generations: int) -> dict:
     """A random family: a founding couple, 2-3 children per couple, some children marrying in spouses."""
     pool = {g: [n for n, gg in names if gg == g] for g in "mf"}
     for g in pool:
@@ -311,7 +312,7 @@ NEAR = {"grandparent": ("great-grandparent", "parent", "uncle", "parent-in-law",
         "great-uncle": ("grandparent", "uncle", "great-grandparent", "cousin")}
 
 
-def _links(tree: dict, x: str) -> list[tuple[str, str]]:
+def tree_links(tree: dict, x: str) -> list[tuple[str, str]]:
     """Hidden-tree neighbours of x: (label from x, other person)."""
     out = [("P", p) for p in (tree["father"][x], tree["mother"][x]) if p]
     out += [("C", c) for c in tree["gender"] if x in (tree["father"][c], tree["mother"][c])]
@@ -320,7 +321,7 @@ def _links(tree: dict, x: str) -> list[tuple[str, str]]:
     return out
 
 
-def _fact(tree: dict, label: str, u: str, v: str, subject: str) -> list:
+def tree_fact(tree: dict, label: str, u: str, v: str, subject: str) -> list:
     """The fact for the link u -label-> v, said about `subject` (u or v): "subject is other's <word>"."""
     inverse = {"P": "C", "C": "P", "S": "S", "H": "H"}
     if subject == u:
@@ -329,12 +330,12 @@ def _fact(tree: dict, label: str, u: str, v: str, subject: str) -> list:
     return [word, v, u]
 
 
-def _path(tree: dict, y: str, x: str) -> list[tuple[str, str]]:
+def tree_path(tree: dict, y: str, x: str) -> list[tuple[str, str]]:
     """A shortest chain of hidden-tree links from y to x."""
     back, queue = {y: None}, deque([y])
     while queue:
         u = queue.popleft()
-        for label, v in _links(tree, u):
+        for label, v in tree_links(tree, u):
             if v not in back:
                 back[v] = (u, label)
                 queue.append(v)
@@ -367,7 +368,7 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
     """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1."""
     def reject(reason: str) -> None:
         stats[reason] = stats.get(reason, 0) + 1
-    tree = _tree(rng, names, GENERATIONS[level])
+    tree = random_tree(rng, names, GENERATIONS[level])
     targets = _targets(tree, level, rng.random() < WHO_SHARE[level])
     if not targets:
         return reject("no_target")
@@ -377,12 +378,12 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
     question, y, x, key = rng.choice(by_key[rng.choice(sorted(by_key))])
     facts: list[list] = []
     u = y
-    for label, v in _path(tree, y, x):
+    for label, v in tree_path(tree, y, x):
         if label == "S" and rng.random() < SPLIT_SIBLINGS[level]:
             p = tree[rng.choice(("father", "mother"))][u]
-            facts += [_fact(tree, "P", u, p, rng.choice((u, p))), _fact(tree, "C", p, v, rng.choice((p, v)))]
+            facts += [tree_fact(tree, "P", u, p, rng.choice((u, p))), tree_fact(tree, "C", p, v, rng.choice((p, v)))]
         else:
-            facts.append(_fact(tree, label, u, v, rng.choice((u, v))))
+            facts.append(tree_fact(tree, label, u, v, rng.choice((u, v))))
         u = v
     known = {(a, b) for _, a, b in facts} | {(b, a) for _, a, b in facts}
     mentioned = [p for f in facts for p in f[1:]]
@@ -391,10 +392,10 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
         if extra >= NOISE_FACTS[level] and (question[0] != "who" or len(set(mentioned) - {x, y}) >= 3):
             break
         a = rng.choice(sorted(set(mentioned)))
-        fresh = [(lab, b) for lab, b in _links(tree, a) if (a, b) not in known]
+        fresh = [(lab, b) for lab, b in tree_links(tree, a) if (a, b) not in known]
         if fresh:
             lab, b = rng.choice(fresh)
-            facts.append(_fact(tree, lab, a, b, rng.choice((a, b))))
+            facts.append(tree_fact(tree, lab, a, b, rng.choice((a, b))))
             known |= {(a, b), (b, a)}
             mentioned.append(b)
     for _ in range(3):  # state the genders the answer depends on, about the person concerned
@@ -403,15 +404,15 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
             return reject("contradiction")
         need = [x] if key != "cousin" else []
         if question[0] == "who" and ROLES[question[1]][1] is not None:
-            need.append(_path(tree, y, x)[0][1])  # maternal or paternal: the parent's gender matters
+            need.append(tree_path(tree, y, x)[0][1])  # maternal or paternal: the parent's gender matters
         missing = [p for p in need if p not in world["gender"]]
         if not missing:
             break
         m = missing[0]
-        links = _links(tree, m)
+        links = tree_links(tree, m)
         label, b = rng.choice([lk for lk in links if (m, lk[1]) not in known] or links)
         # restating a known link about m instead replaces it, so no pair is told twice
-        facts = [f for f in facts if {f[1], f[2]} != {m, b}] + [_fact(tree, label, m, b, m)]
+        facts = [f for f in facts if {f[1], f[2]} != {m, b}] + [tree_fact(tree, label, m, b, m)]
         known |= {(m, b), (b, m)}
     if level >= 2:
         rng.shuffle(facts)
