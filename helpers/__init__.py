@@ -7,7 +7,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit")
     01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
-                     puzzles.arrangements (the organisers' seating kinds), puzzles.csp (their exact solver),
+                     puzzles.arrangements (the organisers' seating kinds: builds them, on puzzles.seat_text
+                     (their words), puzzles.seat_solver (their solver, on puzzles.csp) and puzzles.seat_world
+                     (the hidden world's plain-Python truths)),
                      puzzles.kinship (pointing chains, coded relations, gender inference: the public face of
                      puzzles.kin_pointing, puzzles.kin_coded, puzzles.kin_gender, one a kind, on the shared
                      puzzles.kin_words (vocabulary, last checks) and puzzles.kin_facts (named facts by gender)):

@@ -33,7 +33,7 @@ def test_the_official_topics_are_kept_exactly():
     assert TOPICS[SEATING[0]] == [SEATING[1]] and TOPICS[FAMILY[0]] == [FAMILY[1]]
     assert topics_mod.generator_kinds(*SEATING) == ("seating_linear", "seating_circular", "seating_attributes",
                                                     "seating_mixed_facing", "seating_parallel_rows",
-                                                    "seating_row_facing")
+                                                    "seating_row_facing", "seating_square", "seating_rectangle")
     assert topics_mod.generator_kinds(*FAMILY) == ("family", "family_pointing", "family_coded", "family_gender")
 
 

@@ -207,13 +207,15 @@ def test_letters_are_balanced_in_every_window():
 
 
 def test_record_fields_and_difficulty_scale():
+    """A record's difficulty is the solver's measured score of its puzzle (what the curriculum orders by)."""
     recs = puzzles.generate(3 * len(puzzles.KINDS), seed=4)
-    assert {(r["source"], r["difficulty"]) for r in recs} == {
-        (f"puzzles/{k}", d) for k in puzzles.KINDS for d in (3.0, 5.5, 8.0)}
+    assert {(r["source"], r["puzzle"]["level"]) for r in recs} == {
+        (f"puzzles/{k}", lv) for k in puzzles.KINDS for lv in puzzles.LEVELS}
     for r in recs:
         assert validate(r)["origin"] == "generated"
         assert (r["topic"], r["subtopic"]) == puzzles.TOPICS[r["puzzle"]["kind"]]
-        assert r["puzzle"]["level"] == {3.0: 1, 5.5: 2, 8.0: 3}[r["difficulty"]]
+        assert r["difficulty"] == r["puzzle"]["work"]["score"] == puzzles.measure(r["puzzle"])["score"]
+        assert 0 < r["difficulty"] <= 10
 
 
 def test_every_seating_clue_is_needed():

@@ -25,18 +25,14 @@ from helpers.puzzles import arrangements as puzzles_arrangements
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
 
 # The first three families (the smoke and cpu profiles' data, whose learning tests are on them), then the kinds of
-# the organisers' own examples (helpers.puzzles.arrangements: seating; helpers.puzzles.kinship: blood relations, built
-# in kin_pointing, kin_coded and kin_gender on the shared kin_words and kin_facts).
+# the organisers' own examples (helpers.puzzles.arrangements: seating, on seat_text, seat_solver, seat_world and csp;
+# helpers.puzzles.kinship: blood relations, built in kin_pointing, kin_coded and kin_gender on the shared kin_words and
+# kin_facts).
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
 KINDS = CLASSIC_KINDS + puzzles_arrangements.KINDS + puzzles_kinship.KINDS
 LEVELS = (1, 2, 3)
-LEVEL_DIFFICULTY = {1: 3.0, 2: 5.5, 3: 8.0}
-TOPICS = {"seating_linear": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "seating_circular": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "seating_attributes": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "seating_mixed_facing": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "seating_parallel_rows": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
-          "seating_row_facing": ("Puzzles", "Seating Arrangements (Linear, Circular)"),
+TOPICS = {**{k: ("Puzzles", "Seating Arrangements (Linear, Circular)")
+             for k in ("seating_linear", "seating_circular", *puzzles_arrangements.KINDS)},
           "family": ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic"),
           **{k: ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")
              for k in puzzles_kinship.KINDS}}
@@ -133,7 +129,7 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
         puzzle["work"] = measure(puzzle)
         topic, subtopic = TOPICS[kind]
         rec = make_record(id=id, source=f"puzzles/{kind}", question=question, choices=choices, answer=target,
-                          explanation=explanation, topic=topic, difficulty=LEVEL_DIFFICULTY[level],
+                          explanation=explanation, topic=topic, difficulty=puzzle["work"]["score"],
                           origin="generated")
         rec.update(subtopic=subtopic, puzzle=puzzle)
         return rec
@@ -150,7 +146,7 @@ def iter_puzzles(seed: int, *, kinds: tuple[str, ...] = KINDS, levels: tuple[int
     for kind in kinds:
         _module(kind)
     combos = [(k, lv) for k in kinds for lv in levels]
-    if not combos or any(lv not in LEVEL_DIFFICULTY for lv in levels):
+    if not combos or any(lv not in LEVELS for lv in levels):
         raise ValueError(f"levels must be a non-empty subset of {LEVELS}, got {levels!r}")
     stats = {} if stats is None else stats
     seen: set[bytes] = set()
