@@ -4,7 +4,7 @@ letters, fallbacks; model-written questions kept only when checked; the command 
 from __future__ import annotations
 
 import json
-import random
+import time
 from collections import Counter
 
 import pytest
@@ -63,6 +63,25 @@ def test_every_family_at_the_hardest_level_passes_the_filter_with_proven_keys(to
     kinds = {m["record"]["puzzle"]["kind"] for m in metas}
     assert kinds <= set(puzzles.KINDS) and len(kinds) >= 6  # the hardest candidate wins: most families get asked
     assert max(m["seconds"] for m in metas) < timing.QUESTION_LIMIT_S
+
+
+def test_a_slow_family_falls_back_to_a_fast_one_of_the_topic_inside_the_budget(tok, monkeypatch):
+    """A seating family whose clue search never ends on its own (a busy CPU, at worst): the search stops at its
+    share of the time and a fast family of the same topic answers, counted."""
+    from helpers.puzzles import arrangements
+
+    def endless(rng, names, *, kind, level, stats, give_up=None):
+        while not give_up():
+            time.sleep(0.005)
+        raise TimeoutError("a clue search stopped by its deadline")
+    monkeypatch.setattr(arrangements, "build", endless)
+    agent = QuestionAgent(tok, TOPICS, seed=5, levels=(3,), candidates=4, time_limit_s=2.0,
+                          kinds=arrangements.KINDS + ("seating_linear",))
+    questions, metas = agent.generate(4, schedule=[SEATING] * 4)
+    assert len(questions) == 4 and all(m["source"] == "puzzle" for m in metas)
+    assert {m["record"]["puzzle"]["kind"] for m in metas} <= set(puzzles.FAST_KINDS)
+    assert agent.stats["fallback:fast_family"] >= 1 and agent.stats["reject:puzzle_deadline"] >= 1
+    assert max(m["seconds"] for m in metas) < agent.budget_s + question_mod.FAST_GRACE_S
 
 
 def test_letters_stay_balanced_in_every_block_of_four(tok):

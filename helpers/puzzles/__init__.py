@@ -29,6 +29,9 @@ from helpers.records import RecordError, dedupe_key, letter, make_record, valida
 # helpers.puzzles.kinship: blood relations, built in kin_pointing, kin_coded and kin_gender on the shared kin_words and
 # kin_facts).
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
+# Families that build a level-3 puzzle in well under 0.1 s at p95 (README table): the Q-agent falls back on them when
+# a slower family misses its share of the time limit.
+FAST_KINDS = CLASSIC_KINDS + puzzles_kinship.KINDS
 KINDS = CLASSIC_KINDS + puzzles_arrangements.KINDS + puzzles_kinship.KINDS
 LEVELS = (1, 2, 3)
 TOPICS = {**{k: ("Puzzles", "Seating Arrangements (Linear, Circular)")
@@ -88,13 +91,15 @@ def official_length(question: str, choices: list[str]) -> int:
     return len(question) + 1 + sum(len(f"{letter(i)}) {c}") for i, c in enumerate(choices))
 
 
-def _build(kind: str, level: int, rng: random.Random, stats: dict) -> dict | None:
+def _build(kind: str, level: int, rng: random.Random, stats: dict,
+           give_up: Callable[[], bool] | None = None) -> dict | None:
     if kind == "family":
         return puzzles_family.build(rng, list(NAMES), level=level, stats=stats)
     if _module(kind) is puzzles_kinship:
         return puzzles_kinship.build(rng, list(NAMES), kind=kind, level=level, stats=stats)
     if _module(kind) is puzzles_arrangements:
-        return puzzles_arrangements.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats)
+        return puzzles_arrangements.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats,
+                                          give_up=give_up)
     return puzzles_seating.build(rng, [n for n, _ in NAMES], circular=kind == "seating_circular",
                                  level=level, stats=stats)
 
@@ -103,15 +108,15 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
                 give_up: Callable[[], bool] | None = None) -> dict:
     """One verified record of `kind` at `level` whose correct choice sits at index `target`.
 
-    give_up (e.g. a deadline's passed()) is asked before every attempt after the first: True raises TimeoutError, so a
-    caller with a time limit never waits on a family whose attempts keep failing.
+    give_up (e.g. a deadline's passed()) is asked before every attempt after the first, and inside the slow
+    families' clue search: True raises TimeoutError, so a caller with a time limit never waits long on a family.
     """
     mod = _module(kind)
     for attempt in range(MAX_ATTEMPTS):
         if attempt and give_up is not None and give_up():
             raise TimeoutError(f"gave up on a {kind} puzzle at level {level} after {stats.get('attempts', 0)} attempts")
         stats["attempts"] = stats.get("attempts", 0) + 1
-        built = _build(kind, level, rng, stats)
+        built = _build(kind, level, rng, stats, give_up)
         if built is None:
             continue
         puzzle = dict(built["puzzle"], level=level)

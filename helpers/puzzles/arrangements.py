@@ -41,6 +41,7 @@ questions)}. The solver (Model + helpers.puzzles.csp) reads only these fields, n
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 from helpers.puzzles import csp
 from helpers.puzzles.seat_text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, GROUPS, UNARY, group_of, members,
@@ -364,7 +365,7 @@ def _bump(stats: dict, reason: str) -> None:
 
 
 def _choose(model: Model, world_table: csp.Table, cands: list[list], truth: str, level: int,
-            stats: dict) -> list[list] | None:
+            stats: dict, give_up: Callable[[], bool] | None = None) -> list[list] | None:
     """Add true clues until the answer is unique: of the next LOOK candidates (weighted order) take the one
     leaving the smallest share of worlds with a wrong answer, then fewest worlds; skip clues that add
     nothing or prove the answer alone."""
@@ -377,6 +378,7 @@ def _choose(model: Model, world_table: csp.Table, cands: list[list], truth: str,
         return model.wrong_share(t, truth) if all(t.has(v) for v in qvars) else 1.0
     table, chosen, pool, tries = base, [], list(cands), 0
     while pool and tries < MAX_TRIES and len(chosen) < _max_clues(model.puzzle["kind"], level) + SPARE:
+        _check_time(give_up)
         scored = []
         for clue in pool[:LOOK if len(table.rows) < BIG_TABLE else 2]:  # big tables: compare fewer
             tries += 1
@@ -404,10 +406,18 @@ def _choose(model: Model, world_table: csp.Table, cands: list[list], truth: str,
     return None
 
 
-def _prune(model: Model, chosen: list[list], rng: random.Random) -> list[list]:
+def _check_time(give_up: Callable[[], bool] | None) -> None:
+    """Raise TimeoutError when the caller's deadline has passed (a slow build stops mid-search)."""
+    if give_up is not None and give_up():
+        raise TimeoutError("the caller's deadline passed during a seating puzzle's clue search")
+
+
+def _prune(model: Model, chosen: list[list], rng: random.Random,
+           give_up: Callable[[], bool] | None = None) -> list[list]:
     """Drop every clue the proof does not need (each one left is necessary). Raises csp.TooBig."""
     kept = list(chosen)
     for clue in rng.sample(chosen, len(chosen)):
+        _check_time(give_up)
         trial = [c for c in kept if c is not clue]
         if trial and len(model.answers(solve(model, trial, BUDGET))) == 1:
             kept = trial
@@ -479,8 +489,10 @@ def official_length(question: str, choices: list[str]) -> int:
     return len(question) + 1 + sum(len(f"{'ABCD'[i]}) {c}") for i, c in enumerate(choices))
 
 
-def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict) -> dict | None:
-    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1."""
+def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict,
+          give_up: Callable[[], bool] | None = None) -> dict | None:
+    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. give_up (a
+    deadline's passed()) is asked between steps of the clue search: True raises TimeoutError."""
     if kind not in LAYOUT or level not in (1, 2, 3):
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
     puzzle, world = _skeleton(rng, names, kind, level)
@@ -493,15 +505,15 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     if model.answers(world_table) != {truth} or truth == NO_ANSWER:
         _bump(stats, "no_answer_in_world" if truth == NO_ANSWER else "solver_disagrees")
         return None
-    chosen = _choose(model, world_table, _candidates(puzzle, world, level, rng), truth, level, stats)
+    chosen = _choose(model, world_table, _candidates(puzzle, world, level, rng), truth, level, stats, give_up)
     if chosen is None:
         return None
     try:
-        clues = _prune(model, chosen, rng)
+        clues = _prune(model, chosen, rng, give_up)
         for _ in range(PRUNE_ORDERS - 1):  # another removal order can leave a smaller necessary set
             if len(clues) <= _max_clues(kind, level):
                 break
-            clues = min(clues, _prune(model, chosen, rng), key=len)
+            clues = min(clues, _prune(model, chosen, rng, give_up), key=len)
     except csp.TooBig:
         _bump(stats, "too_big")
         return None
