@@ -332,10 +332,16 @@ def test_measured_difficulty_rises_with_the_level_in_every_family():
 def test_a_caller_with_a_deadline_is_not_kept_waiting(monkeypatch):
     """After the first failed attempt make_puzzle asks give_up() and stops with TimeoutError when it says so."""
     asked = []
-    monkeypatch.setattr(puzzles, "_build", lambda kind, level, rng, stats: None)  # every attempt fails
+    monkeypatch.setattr(puzzles, "_build", lambda kind, level, rng, stats, give_up: None)  # every attempt fails
     with pytest.raises(TimeoutError, match="seating_attributes"):
         puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x",
                             give_up=lambda: asked.append(1) or True)
     assert asked == [1]
     with pytest.raises(RuntimeError, match="500 attempts"):
         puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x")
+    monkeypatch.undo()
+    calls = []  # inside a slow family's clue search too: the first attempt stops when the caller's time is up
+    with pytest.raises(TimeoutError, match="clue search"):
+        puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x",
+                            give_up=lambda: calls.append(1) or len(calls) > 2)
+    assert len(calls) == 3
