@@ -196,6 +196,27 @@ def test_generate_is_deterministic_across_processes():
     assert digests == {local + "\n"}
 
 
+def test_worker_processes_build_the_same_records():
+    """Spawned workers build each item from its own seeded generator: the records and counts equal one process's."""
+    one, two = {}, {}
+    kinds = ("seating_linear", "family", "seating_rectangle", "family_coded")
+    a = puzzles.generate(40, seed=9, kinds=kinds, stats=one, workers=1)
+    assert puzzles.generate(40, seed=9, kinds=kinds, stats=two, workers=2) == a and one == two
+    assert one["accepted"] == 40 and puzzles.build_workers(100) == 1
+    assert puzzles.build_workers(100_000) == len(os.sched_getaffinity(0))
+
+
+def test_a_duplicate_is_replaced_by_the_items_next_puzzle():
+    combos = [("seating_linear", 1)]
+    first, state0, _ = puzzles._first_of_item((4, 0, "seating_linear", 1))
+    second, state1, counts1 = puzzles._first_of_item((4, 1, "seating_linear", 1))
+    stats: dict = {}
+    out = list(puzzles._in_order(4, combos, [(first, state0, {}), (first, state1, counts1)], stats))
+    assert out[0] == first and out[1] != first and puzzles.verify(out[1])
+    assert out[1]["id"] == "seating_linear-s4-000001" and out[1]["answer"] == 1  # item 1 keeps its letter
+    assert stats["duplicate"] == 1 and stats["accepted"] == 2
+
+
 def test_letters_are_balanced_in_every_window():
     recs = puzzles.generate(72, seed=2)
     letters = [r["answer"] for r in recs]

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import multiprocessing
+import os
 import random
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from helpers.puzzles import family as puzzles_family
 from helpers.puzzles import kinship as puzzles_kinship
@@ -47,6 +49,7 @@ MAX_CHARS = 400
 KIND_MAX_CHARS: dict[str, int] = {}
 MAX_EXPLANATION_WORDS = 100
 MAX_ATTEMPTS = 500
+PER_WORKER = 500  # puzzles per build worker at least (build_workers)
 MALE = ("Adam", "Alan", "Ben", "Carl", "Dan", "David", "Eric", "Frank", "Fred", "Gary", "George", "Harry",
         "Henry", "Ian", "Jack", "Jake", "James", "John", "Keith", "Luke", "Mark", "Neil", "Oscar", "Paul",
         "Peter", "Ray", "Roy", "Sean", "Tom", "Victor")
@@ -148,32 +151,75 @@ def iter_puzzles(seed: int, *, kinds: tuple[str, ...] = KINDS, levels: tuple[int
     Item i asks for letter i % 4, so any 4n consecutive items hold exactly n of each letter; `stats`
     (if given) counts attempts, accepted records and every rejection by reason.
     """
+    combos = _combos(kinds, levels)
+    firsts = map(_first_of_item, ((seed, i, *combos[i % len(combos)]) for i in itertools.count()))
+    yield from _in_order(seed, combos, firsts, {} if stats is None else stats)
+
+
+def generate(n: int, *, seed: int, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = LEVELS,
+             stats: dict | None = None, workers: int | None = None) -> list[dict]:
+    """The first n puzzles of iter_puzzles(seed, ...), the same records whatever the number of worker processes
+    (default build_workers(n)): each item has its own seeded generator, and duplicates are settled in order."""
+    combos = _combos(kinds, levels)
+    stats = {} if stats is None else stats
+    workers = build_workers(n) if workers is None else max(1, int(workers))
+    items = [(seed, i, *combos[i % len(combos)]) for i in range(n)]
+    if workers == 1:
+        return list(_in_order(seed, combos, map(_first_of_item, items), stats))
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:  # spawn: no fork of a torch-threaded kernel
+        return list(_in_order(seed, combos, pool.imap(_first_of_item, items, chunksize=16), stats))
+
+
+def build_workers(n: int) -> int:
+    """Processes for building n puzzles: one per available core, one per PER_WORKER puzzles at most (a spawned
+    worker costs ~1 s to start; the slow families take ~0.1-0.3 s a puzzle), 1 for small builds."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, n // PER_WORKER))
+
+
+def _combos(kinds: tuple[str, ...], levels: tuple[int, ...]) -> list[tuple[str, int]]:
+    """Every (kind, level) in the order items cycle through them; unknown kinds or levels raise ValueError."""
     for kind in kinds:
         _module(kind)
     combos = [(k, lv) for k in kinds for lv in levels]
     if not combos or any(lv not in LEVELS for lv in levels):
         raise ValueError(f"levels must be a non-empty subset of {LEVELS}, got {levels!r}")
-    stats = {} if stats is None else stats
+    return combos
+
+
+def _first_of_item(item: tuple[int, int, str, int]) -> tuple[dict, tuple, dict]:
+    """Item i's first record, its generator's state after it and the counts it cost (runs in a worker)."""
+    seed, i, kind, level = item
+    rng, stats = random.Random(f"puzzles:{seed}:{i}"), {}  # string seeds hash the same in every process
+    rec = make_puzzle(kind, level, i % 4, rng, stats, id=f"{kind}-s{seed}-{i:06d}")
+    return rec, rng.getstate(), stats
+
+
+def _in_order(seed: int, combos: list[tuple[str, int]], firsts: Iterable[tuple[dict, tuple, dict]],
+              stats: dict) -> Iterator[dict]:
+    """Records in item order; a duplicate of an earlier one is replaced by the item's next puzzle (its generator
+    resumed where it stopped), so the result does not depend on who built the first ones."""
     seen: set[bytes] = set()
-    for i in itertools.count():
-        kind, level = combos[i % len(combos)]
-        rng = random.Random(f"puzzles:{seed}:{i}")  # string seeds hash the same in every process
-        while True:
-            rec = make_puzzle(kind, level, i % 4, rng, stats, id=f"{kind}-s{seed}-{i:06d}")
-            # an 8-byte digest per record keeps an endless stream's duplicate check at ~100 MB per million
-            key = hashlib.blake2b(dedupe_key(rec).encode("utf-8"), digest_size=8).digest()
-            if key not in seen:
-                break
-            stats["duplicate"] = stats.get("duplicate", 0) + 1
-        seen.add(key)
+    for i, (rec, state, counts) in enumerate(firsts):
+        for key, value in counts.items():
+            stats[key] = stats.get(key, 0) + value
+        digest = _digest(rec)
+        if digest in seen:
+            rng = random.Random()
+            rng.setstate(state)
+            kind, level = combos[i % len(combos)]
+            while digest in seen:
+                stats["duplicate"] = stats.get("duplicate", 0) + 1
+                rec = make_puzzle(kind, level, i % 4, rng, stats, id=f"{kind}-s{seed}-{i:06d}")
+                digest = _digest(rec)
+        seen.add(digest)
         stats["accepted"] = stats.get("accepted", 0) + 1
         yield rec
 
 
-def generate(n: int, *, seed: int, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = LEVELS,
-             stats: dict | None = None) -> list[dict]:
-    """The first n puzzles of iter_puzzles(seed, ...)."""
-    return list(itertools.islice(iter_puzzles(seed, kinds=kinds, levels=levels, stats=stats), n))
+def _digest(rec: dict) -> bytes:
+    """An 8-byte digest of a record's dedupe key: an endless stream's duplicate check costs ~100 MB per million."""
+    return hashlib.blake2b(dedupe_key(rec).encode("utf-8"), digest_size=8).digest()
 
 
 def solve(record: dict) -> set[int]:
