@@ -9,7 +9,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
                      puzzles.arrangements (the organisers' seating kinds: builds them, on puzzles.seat_text
                      (their words), puzzles.seat_solver (their solver, on puzzles.csp) and puzzles.seat_world
-                     (the hidden world's plain-Python truths)),
+                     (the hidden world's plain-Python truths), puzzles.seat_parse (a seating text read back
+                     into its puzzle, to prove questions another writer produced)),
                      puzzles.kinship (pointing chains, coded relations, gender inference: the public face of
                      puzzles.kin_pointing, puzzles.kin_coded, puzzles.kin_gender, one a kind, on the shared
                      puzzles.kin_words (vocabulary, last checks) and puzzles.kin_facts (named facts by gender)):

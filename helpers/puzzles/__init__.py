@@ -231,6 +231,23 @@ def solve(record: dict) -> set[int]:
     return {i for i, c in enumerate(record["choices"]) if c in proven}
 
 
+def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | None, str | None]:
+    """Prove a question written in a generator's words (e.g. by a fine-tuned writer): (index of the one choice
+    the solver proves, the parsed puzzle, None), else (None, the puzzle or None, the reason). The text is read back
+    into its structured puzzle (exactly: it must render to the same text; seating families so far), then solved."""
+    from helpers.puzzles import seat_parse  # lazy: only a caller proving free text pays for its tables
+    puzzle, reason = seat_parse.parse(question, choices)
+    if puzzle is None:
+        return None, None, reason
+    proven = _module(puzzle["kind"]).possible_answers(puzzle)
+    if len(proven) != 1:
+        return None, puzzle, "not_unique" if proven else "no_solution"
+    hits = [i for i, c in enumerate(choices) if c in proven]
+    if len(hits) != 1:
+        return None, puzzle, "answer_not_among_choices" if not hits else "answer_repeated"
+    return hits[0], puzzle, None
+
+
 def problems(record: dict) -> list[str]:
     """Every reason a generated record is unsound (empty when it verifies)."""
     try:

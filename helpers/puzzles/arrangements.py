@@ -53,7 +53,7 @@ from helpers.puzzles.seat_text import KINDS
 # the families' public face: what helpers.puzzles and the tests read from this module
 __all__ = ["KINDS", "LAYOUT", "FACING_KINDS", "NO_ANSWER", "Model", "build", "render", "explain", "possible_answers",
            "work", "clue_variants", "question_variants", "intro_variants", "statement_texts", "official_length",
-           "pin_seats", "opposite", "min_clues"]
+           "pin_seats", "opposite", "min_clues", "all_clues"]
 from helpers.puzzles.seat_world import holds_in_world, answer_in_world
 
 
@@ -195,6 +195,13 @@ def _syntax(puzzle: dict, level: int, t: str) -> list[list]:
     if t == "gap":
         return [[t, a, b, k] for a, b in pairs for k in range(1, n - 1)]
     return [[t, a, b] for a, b in pairs]
+
+
+def all_clues(puzzle: dict) -> list[list]:
+    """Every well-formed clue of every type the puzzle's kind uses at any level (what a reader of the text can
+    meet; helpers.puzzles.seat_parse looks clue sentences up among their phrasings)."""
+    types = dict.fromkeys(t for weights in WEIGHTS[puzzle["kind"]].values() for t in weights)
+    return [c for t in types for c in _syntax(puzzle, 3, t)]
 
 
 def _weighted_order(items: list[list], weight: dict, rng: random.Random, indirect: dict | None = None) -> list[list]:
