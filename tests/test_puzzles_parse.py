@@ -70,3 +70,15 @@ def test_statement_questions_read_their_statements_from_the_choices():
     index, puzzle, why = puzzles.prove_text(text, choices)
     assert why is None and index == 1 and puzzle["question"][0] == "statement"
     assert puzzles.prove_text(text, choices[:3] + ["P sits at the moon"])[2] == "unknown_statement"
+
+
+@pytest.mark.parametrize("kind", ["seating_linear", "seating_circular"])
+def test_the_first_two_seating_families_read_back_too(kind):
+    for level in (1, 2, 3):
+        for rec in puzzles.generate(4, seed=level, kinds=(kind,), levels=(level,), workers=1):
+            index, puzzle, why = puzzles.prove_text(rec["question"], rec["choices"])
+            assert why is None and index == rec["answer"]
+            assert {k: puzzle[k] for k in ("kind", "people", "clues", "question")} == \
+                {k: rec["puzzle"][k] for k in ("kind", "people", "clues", "question")}
+    rec = puzzles.generate(1, seed=1, kinds=(kind,), levels=(2,), workers=1)[0]
+    assert puzzles.prove_text(rec["question"].replace(" sits ", " stands ", 1), rec["choices"])[0] is None

@@ -234,7 +234,8 @@ def solve(record: dict) -> set[int]:
 def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | None, str | None]:
     """Prove a question written in a generator's words (e.g. by a fine-tuned writer): (index of the one choice
     the solver proves, the parsed puzzle, None), else (None, the puzzle or None, the reason). The text is read back
-    into its structured puzzle (exactly: it must render to the same text; seating families so far), then solved."""
+    into its structured puzzle (exactly: it must render to the same text; the eight seating families so far), then
+    solved."""
     from helpers.puzzles import seat_parse  # lazy: only a caller proving free text pays for its tables
     puzzle, reason = seat_parse.parse(question, choices)
     if puzzle is None:

@@ -4,7 +4,8 @@ prove it: how a question another writer produced (a fine-tuned model that learne
 A text parses only when the structured puzzle renders back to exactly that text (helpers.puzzles.seat_text.render):
 nothing is guessed. The setup fixes the kind, the cast, the attributes and the facing premise; every clue sentence
 and the question are looked up among every well-formed clue and question of that puzzle. Anything else returns
-(None, reason), and the caller counts the reason.
+(None, reason), and the caller counts the reason. The first two seating families (helpers.puzzles.seating, one
+phrasing per clue) are read the same way at the end of the module.
 """
 
 from __future__ import annotations
@@ -12,9 +13,15 @@ from __future__ import annotations
 import itertools
 import re
 
-from helpers.puzzles import arrangements
+from helpers.puzzles import arrangements, seating
 from helpers.puzzles.seat_text import (GROUPS, KINDS, clue_variants, group_of, intro_variants, question_variants,
                                        render)
+
+CLASSIC_INTROS = {("seating_linear", "centre"): "{names} sit in a row, all facing north; left and right are their own.",
+                  ("seating_circular", "centre"): "{names} sit at a round table facing the centre; left and right are "
+                                                  "their own.",
+                  ("seating_circular", "out"): "{names} sit at a round table facing away from the centre; left and "
+                                               "right are their own."}
 
 _NAME = r"[A-Z][a-z]*"
 _CAST = re.compile(rf"^((?:{_NAME}, )*{_NAME} and {_NAME}) sit\b")
@@ -31,6 +38,9 @@ def parse(text: str, choices: list[str] | None = None) -> tuple[dict | None, str
     people = _cast(text)
     if people is None:
         return None, "no_cast"
+    classic = _read_classic(text, people)
+    if classic is not None:
+        return classic, None
     for skeleton in _skeletons(text, people):
         intros = [i for i, t in enumerate(intro_variants(skeleton)) if text.startswith(t + " ")]
         if not intros:
@@ -144,4 +154,49 @@ def _questions(puzzle: dict) -> list[list]:
     out += [["at_pos", side, k] for side in ("west", "east") for k in range(1, (n + 1) // 2 + 1)]
     out += [["count_between", x, y] for x in people for y in people if x != y]
     out += [["count_face", f] for f in (0, 1)]
+    return out
+
+
+# ---- the first two seating families (helpers.puzzles.seating: one phrasing per clue) ----------------------
+
+def _read_classic(text: str, people: list[str]) -> dict | None:
+    """A seating_linear / seating_circular text read back, or None when it is not one."""
+    names = ", ".join(people[:-1]) + " and " + people[-1]
+    for (kind, facing), intro in CLASSIC_INTROS.items():
+        head = intro.format(names=names)
+        if not text.startswith(head + " "):
+            continue
+        sentences = re.split(r"(?<=[.?]) ", text[len(head) + 1:].strip())
+        clues = _classic_clues(people, kind == "seating_circular")
+        questions = {seating.render_question(q): q for q in _classic_questions(people)}
+        if not all(c in clues for c in sentences[:-1]) or sentences[-1] not in questions:
+            return None
+        puzzle = {"kind": kind, "people": list(people), "facing": facing,
+                  "clues": [clues[c] for c in sentences[:-1]], "question": questions[sentences[-1]]}
+        return puzzle if seating.render(puzzle) == text else None
+    return None
+
+
+def _classic_clues(people: list[str], circular: bool) -> dict[str, list]:
+    """Every clue the first two seating families can state, text -> clue."""
+    n, out = len(people), []
+    for x in people:
+        out += [[t, x] for t in ("end", "not_end")] + [[t, x, k] for t in ("pos", "pos_right") for k in range(1, n + 1)]
+        for y in people:
+            if y == x:
+                continue
+            out += [[t, x, y] for t in ("left_adj", "right_adj", "left_of", "adj", "not_adj", "opposite")]
+            out += [[t, x, y, k] for t in ("kth_left", "kth_right", "gap") for k in range(1, n)]
+            out += [["between", x, y, z] for z in people if z not in (x, y)]
+    return {seating.render_clue(c): c for c in out if not (c[0].startswith("kth") and c[3] == 1)}
+
+
+def _classic_questions(people: list[str]) -> list[list]:
+    """Every question the first two seating families ask."""
+    n, out = len(people), []
+    out += [[t, k] for t in ("at", "at_right") for k in range(1, n + 1)]
+    for x in people:
+        out += [[t, x] for t in ("left_q", "right_q", "opposite_q")]
+        out += [[t, x, k] for t in ("kth_left_q", "kth_right_q") for k in range(2, n)]
+        out += [["count_q", x, y] for y in people if y != x]
     return out
