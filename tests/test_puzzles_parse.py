@@ -82,3 +82,15 @@ def test_the_first_two_seating_families_read_back_too(kind):
                 {k: rec["puzzle"][k] for k in ("kind", "people", "clues", "question")}
     rec = puzzles.generate(1, seed=1, kinds=(kind,), levels=(2,), workers=1)[0]
     assert puzzles.prove_text(rec["question"].replace(" sits ", " stands ", 1), rec["choices"])[0] is None
+
+
+def test_the_stated_facts_family_reads_back():
+    for level in (1, 2, 3):
+        for rec in puzzles.generate(6, seed=level, kinds=("family",), levels=(level,), workers=1):
+            index, puzzle, why = puzzles.prove_text(rec["question"], rec["choices"])
+            assert why is None and index == rec["answer"]
+            assert puzzle["facts"] == rec["puzzle"]["facts"] and puzzle["question"] == rec["puzzle"]["question"]
+            wrong = [c for i, c in enumerate(rec["choices"]) if i != rec["answer"]] + ["Nobody"]
+            assert puzzles.prove_text(rec["question"], wrong)[2] == "answer_not_among_choices"
+    assert puzzles.prove_text("In a family: Ann is Bob's cousin. How is Ann related to Bob?", ["Cousin"] * 4)[2] \
+        == "unknown_fact"
