@@ -234,11 +234,12 @@ def solve(record: dict) -> set[int]:
 def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | None, str | None]:
     """Prove a question written in a generator's words (e.g. by a fine-tuned writer): (index of the one choice
     the solver proves, the parsed puzzle, None), else (None, the puzzle or None, the reason). The text is read back
-    into its structured puzzle (exactly: it must render to the same text; the eight seating families and the
-    stated-facts family so far), then solved."""
+    into its structured puzzle (exactly: it must render to the same text; every family but the pointing chains so
+    far), then solved."""
     from helpers.puzzles import kin_parse, seat_parse  # lazy: only a caller proving free text pays for them
-    reader = kin_parse.parse(question) if question.startswith(kin_parse.FACTS_INTRO) else None
-    puzzle, reason = reader if reader is not None else seat_parse.parse(question, choices)
+    puzzle, reason = seat_parse.parse(question, choices)
+    if puzzle is None and reason in ("no_cast", "unknown_setup"):  # not a seating setup: a blood-relation text?
+        puzzle, reason = kin_parse.parse(question, choices)
     if puzzle is None:
         return None, None, reason
     proven = _module(puzzle["kind"]).possible_answers(puzzle)

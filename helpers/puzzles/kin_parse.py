@@ -1,29 +1,126 @@
 """Read a blood-relation question written in the generators' own words back into its structured puzzle, so the
 solver can prove it (the family counterpart of helpers.puzzles.seat_parse). A text parses only when the puzzle
-renders back to exactly that text. So far: the stated-facts family (helpers.puzzles.family).
+renders back to exactly that text. Read so far: stated facts (helpers.puzzles.family), coded relations
+(kin_coded) and gender inference (kin_gender); the pointing chains (kin_pointing) are not read yet.
 """
 
 from __future__ import annotations
 
 import re
 
-from helpers.puzzles import family
+from helpers.puzzles import family, kin_coded, kin_gender
+from helpers.puzzles.kin_facts import NEUTRAL
+from helpers.puzzles.kin_words import ASK
 
-_FACT = re.compile(r"([A-Z][a-z]*) is ([A-Z][a-z]*)'s (" + "|".join(family.REL_WORDS) + r")\.")
-_RELATION = re.compile(r"How is ([A-Z][a-z]*) related to ([A-Z][a-z]*)\?")
-_WHO = re.compile(r"Who is ([A-Z][a-z]*)'s ([a-z][a-z -]*)\?")
+_NAME = r"[A-Z][a-z]*"
+_FACT = re.compile(rf"({_NAME}) is ({_NAME})'s (" + "|".join(family.REL_WORDS) + r")\.")
+_RELATION = re.compile(rf"How is ({_NAME}) related to ({_NAME})\?")
+_WHO = re.compile(rf"Who is ({_NAME})'s ([a-z][a-z -]*)\?")
+# the words a stated or coded fact may use: the gendered ones and their neutral forms (parent, child, ...)
+FACT_WORDS = tuple(family.REL_WORDS) + tuple(NEUTRAL)
+_WORD = "(" + "|".join(FACT_WORDS) + ")"
+_GENDER_FACTS = (re.compile(rf"({_NAME}) is the {_WORD} of ({_NAME})\."),  # kin_gender's three wordings
+                 re.compile(rf"({_NAME}) is ({_NAME})'s {_WORD}\."), re.compile(rf"({_NAME})'s {_WORD} is ({_NAME})\."))
+_STATEMENT = (re.compile(rf"({_NAME}) is (male|female)"), re.compile(rf"({_NAME}) is ({_NAME})'s ([a-z][a-z-]*)"))
 FACTS_INTRO = "In a family: "
 
 
-def parse(text: str) -> tuple[dict | None, str | None]:
-    """(the structured puzzle whose render is exactly `text`, None) or (None, why not)."""
+def parse(text: str, choices: list[str] | None = None) -> tuple[dict | None, str | None]:
+    """(the structured puzzle whose render is exactly `text`, None) or (None, "unknown_text")."""
+    for reader, render in ((_read_facts, family.render), (_read_coded, kin_coded.render_coded),
+                           (_read_gender, kin_gender.render_gender)):
+        puzzle = reader(text, choices or [])
+        if puzzle is not None and render(puzzle) == text:
+            return puzzle, None
+    return None, "unknown_text"
+
+
+def _template(template: str, **groups: str) -> re.Pattern:
+    """A regular expression from a generator's question template ("{a}" -> a named group)."""
+    pattern = re.escape(template)
+    for name, group in groups.items():
+        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>{group})")
+    return re.compile(pattern)
+
+
+def _read_facts(text: str, choices: list[str]) -> dict | None:
+    """The stated-facts family: "In a family: A is B's mother. ... How is X related to Y?"."""
     if not text.startswith(FACTS_INTRO):
-        return None, "unknown_setup"
+        return None
     body, _, ask = text[len(FACTS_INTRO):].rpartition(". ")
-    facts = [[rel, a, b] for a, b, rel in _FACT.findall(body + ".")]
     relation, who = _RELATION.fullmatch(ask), _WHO.fullmatch(ask)
     if relation is None and who is None:
-        return None, "unknown_question"
+        return None
     question = ["relation", *relation.groups()] if relation else ["who", who.group(2), who.group(1)]
-    puzzle = {"kind": "family", "facts": facts, "question": question}
-    return (puzzle, None) if family.render(puzzle) == text else (None, "unknown_fact")
+    return {"kind": "family", "facts": [[rel, a, b] for a, b, rel in _FACT.findall(body + ".")], "question": question}
+
+
+def _read_coded(text: str, choices: list[str]) -> dict | None:
+    """Coded relations: the code definitions, then an expression to decode or a choice of expressions."""
+    intro = max((i for i, t in enumerate(kin_coded.CODE_INTROS) if text.startswith(t)),
+                key=lambda i: len(kin_coded.CODE_INTROS[i]))
+    codes_text, sep, ask = text[len(kin_coded.CODE_INTROS[intro]):].partition(". ")
+    for style, template in enumerate(kin_coded.CODE_STYLES):
+        pattern = _template(template, s=r"\S", w="|".join(FACT_WORDS))
+        found = [pattern.fullmatch(c) for c in codes_text.split("; ")]
+        if sep and all(found):
+            codes = [[m.group("s"), m.group("w")] for m in found]
+            p = {"kind": "family_coded", "codes": codes, "style": style, "intro": intro}
+            return _coded_question(p, ask, choices)
+    return None
+
+
+def _coded_question(p: dict, ask: str, choices: list[str]) -> dict | None:
+    """The decode question ("If A # B, how is A related to B?") or the which-expression one."""
+    for i, template in enumerate(kin_coded.CODED_ASK):
+        m = _template(template, e=r".+?", a=_NAME, b=_NAME).fullmatch(ask)
+        if m:
+            return dict(p, ask=i, expr=m.group("e").split(" "), question=["relation", m.group("a"), m.group("b")])
+    for i, template in enumerate(kin_coded.WHICH_ASK):
+        m = _template(template, a=_NAME, b=_NAME, t=r"[a-z][a-z-]*").fullmatch(ask)
+        if m and len(choices) == 4:
+            return dict(p, ask=i, options=[c.split(" ") for c in choices],
+                        question=["which", m.group("a"), m.group("b"), m.group("t").capitalize()])
+    return None
+
+
+def _read_gender(text: str, choices: list[str]) -> dict | None:
+    """Gender inference: facts in three wordings, then a relation question or "which must be true?"."""
+    intro = max((i for i, t in enumerate(kin_gender.GENDER_INTROS) if text.startswith(t)),
+                key=lambda i: len(kin_gender.GENDER_INTROS[i]))
+    sentences = re.split(r"(?<=\.) ", text[len(kin_gender.GENDER_INTROS[intro]):])
+    facts, styles = [], []
+    for s in sentences[:-1]:
+        hit = next(((style, m) for style, rx in enumerate(_GENDER_FACTS) if (m := rx.fullmatch(s))), None)
+        if hit is None:
+            return None
+        style, m = hit
+        a, w, b = (m.group(1), m.group(2), m.group(3)) if style != 1 else (m.group(1), m.group(3), m.group(2))
+        if style == 2:
+            a, b = b, a  # "B's w is A"
+        facts.append([w, a, b])
+        styles.append(style)
+    p = {"kind": "family_gender", "facts": facts, "styles": styles, "intro": intro}
+    return _gender_question(p, sentences[-1], choices)
+
+
+def _gender_question(p: dict, ask: str, choices: list[str]) -> dict | None:
+    """A relation question, or "which statement is definitely true?" over the choices."""
+    if ask in kin_gender.TRUE_ASK:
+        options = [_statement(c) for c in choices]
+        if len(choices) != 4 or None in options:
+            return None
+        return dict(p, question=["true"], ask=kin_gender.TRUE_ASK.index(ask), options=options)
+    for i, template in enumerate(ASK):
+        m = _template(template, x=_NAME, y=_NAME).fullmatch(ask)
+        if m:
+            return dict(p, question=["relation", m.group("x"), m.group("y")], ask=i)
+    return None
+
+
+def _statement(text: str) -> list[str] | None:
+    """A "which must be true?" choice back to its statement ("R is male", "R is T's aunt")."""
+    gender, rel = _STATEMENT[0].fullmatch(text), _STATEMENT[1].fullmatch(text)
+    if gender:
+        return ["gender", gender.group(1), gender.group(2)[0]]
+    return ["rel", rel.group(1), rel.group(2), rel.group(3).capitalize()] if rel else None
