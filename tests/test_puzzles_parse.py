@@ -1,4 +1,4 @@
-"""Reading seating questions back into their structured puzzles (helpers.puzzles.seat_parse) and proving them
+"""Reading questions back into their structured puzzles (helpers.puzzles.seat_parse, kin_parse) and proving them
 (puzzles.prove_text): every generated text round-trips exactly; an edited text is refused by reason; a wrong key
 is caught by the solver."""
 
@@ -98,8 +98,8 @@ def test_the_stated_facts_family_reads_back():
         assert puzzles.prove_text(text, ["Cousin", "Aunt", "Uncle", "Niece"]) == (None, None, "unknown_text")
 
 
-@pytest.mark.parametrize("kind", ["family_coded", "family_gender"])
-def test_coded_relations_and_gender_inference_read_back(kind):
+@pytest.mark.parametrize("kind", ["family_coded", "family_gender", "family_pointing"])
+def test_coded_relations_gender_inference_and_pointing_chains_read_back(kind):
     for level in (1, 2, 3):
         for rec in puzzles.generate(6, seed=level, kinds=(kind,), levels=(level,), workers=1):
             index, puzzle, why = puzzles.prove_text(rec["question"], rec["choices"])
@@ -115,5 +115,7 @@ def test_blood_relation_edits_are_refused():
         (None, None, "unknown_text")
     gender = puzzles.generate(1, seed=3, kinds=("family_gender",), levels=(1,), workers=1)[0]
     assert puzzles.prove_text(gender["question"].replace(" is ", " was ", 1), gender["choices"])[2] == "unknown_text"
-    pointing = puzzles.generate(1, seed=3, kinds=("family_pointing",), levels=(1,), workers=1)[0]
-    assert puzzles.prove_text(pointing["question"], pointing["choices"])[2] == "unknown_text"  # not read yet
+    pointing = puzzles.generate(1, seed=3, kinds=("family_pointing",), levels=(3,), workers=1)[0]
+    assert puzzles.prove_text(pointing["question"], pointing["choices"])[0] == pointing["answer"]
+    for old, new in ((" said, ", " whispered, "), ("'s ", "'s best friend's "), (' is ', ' was ')):
+        assert puzzles.prove_text(pointing["question"].replace(old, new, 1), pointing["choices"])[0] is None

@@ -234,8 +234,7 @@ def solve(record: dict) -> set[int]:
 def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | None, str | None]:
     """Prove a question written in a generator's words (e.g. by a fine-tuned writer): (index of the one choice
     the solver proves, the parsed puzzle, None), else (None, the puzzle or None, the reason). The text is read back
-    into its structured puzzle (exactly: it must render to the same text; every family but the pointing chains so
-    far), then solved."""
+    into its structured puzzle (exactly: it must render to the same text; every family has a reader), then solved."""
     from helpers.puzzles import kin_parse, seat_parse  # lazy: only a caller proving free text pays for them
     puzzle, reason = seat_parse.parse(question, choices)
     if puzzle is None and reason in ("no_cast", "unknown_setup"):  # not a seating setup: a blood-relation text?

@@ -1,14 +1,14 @@
 """Read a blood-relation question written in the generators' own words back into its structured puzzle, so the
 solver can prove it (the family counterpart of helpers.puzzles.seat_parse). A text parses only when the puzzle
-renders back to exactly that text. Read so far: stated facts (helpers.puzzles.family), coded relations
-(kin_coded) and gender inference (kin_gender); the pointing chains (kin_pointing) are not read yet.
+renders back to exactly that text. Every blood-relation family is read: stated facts (helpers.puzzles.family),
+coded relations (kin_coded), gender inference (kin_gender) and pointing chains (kin_pointing).
 """
 
 from __future__ import annotations
 
 import re
 
-from helpers.puzzles import family, kin_coded, kin_gender
+from helpers.puzzles import family, kin_coded, kin_gender, kin_pointing
 from helpers.puzzles.kin_facts import NEUTRAL
 from helpers.puzzles.kin_words import ASK
 
@@ -28,7 +28,7 @@ FACTS_INTRO = "In a family: "
 def parse(text: str, choices: list[str] | None = None) -> tuple[dict | None, str | None]:
     """(the structured puzzle whose render is exactly `text`, None) or (None, "unknown_text")."""
     for reader, render in ((_read_facts, family.render), (_read_coded, kin_coded.render_coded),
-                           (_read_gender, kin_gender.render_gender)):
+                           (_read_gender, kin_gender.render_gender), (_read_pointing, kin_pointing.render_pointing)):
         puzzle = reader(text, choices or [])
         if puzzle is not None and render(puzzle) == text:
             return puzzle, None
@@ -124,3 +124,67 @@ def _statement(text: str) -> list[str] | None:
     if gender:
         return ["gender", gender.group(1), gender.group(2)[0]]
     return ["rel", rel.group(1), rel.group(2), rel.group(3).capitalize()] if rel else None
+
+
+# ---- pointing chains ---------------------------------------------------------------------------------------
+
+_CHAIN_WORD = "(?:only )?(?:" + "|".join(sorted(map(re.escape, kin_pointing.WORDS), key=len, reverse=True)) + ")"
+_STMT = re.compile(r"(?:(He|She) is|(His|Her) ([a-z][a-z -]*?) is) (.+)\.")
+
+
+def _opening_pattern(template: str) -> re.Pattern:
+    """A pointing opening as a regular expression (speaker, target, "his/her", "a man/a woman", the statement)."""
+    return _template(template, S=_NAME, T=_NAME, sp="his|her", a="a man|a woman", stmt='[^"]+')
+
+
+def _read_pointing(text: str, choices: list[str]) -> dict | None:
+    """ 'Pointing to a photograph, Ravi said, "He is my mother's only brother's son." How is ... to Ravi?' """
+    for i, (template, *_rest) in enumerate(kin_pointing.OPENINGS):
+        m = _opening_pattern(template).match(text)
+        if m is None or not text[m.end():].startswith(" "):
+            continue
+        stmt = _STMT.fullmatch(m.group("stmt"))
+        chain = _chain(stmt.group(4)) if stmt else None
+        if chain is None:
+            continue
+        he = (stmt.group(1) or stmt.group(2)) in ("He", "His")
+        sp = m.groupdict().get("sp")
+        p = {"kind": "family_pointing", "speaker": m.group("S"), "target": m.groupdict().get("T"), "opening": i,
+             "speaker_gender": {"his": "m", "her": "f"}.get(sp), "pronoun": "m" if he else "f",
+             "form": "is" if stmt.group(1) else "rel", "rel": stmt.group(3), "chain": chain[0], "split": chain[1]}
+        asked = _pointing_question(p, text[m.end() + 1:])
+        if asked is not None:
+            return asked
+    return None
+
+
+def _chain(desc: str) -> tuple[list, int] | None:
+    """ "the son of the only sister of my mother's husband" -> ([[word, only], ...] innermost first, split)."""
+    outer = []
+    while (m := re.fullmatch(rf"the ({_CHAIN_WORD}) of (.+)", desc)) is not None:
+        outer.append(m.group(1))
+        desc = m.group(2)
+    if not desc.startswith("my "):
+        return None
+    inner = desc[len("my "):].split("'s ")
+    words = inner + outer[::-1]
+    if not all(re.fullmatch(_CHAIN_WORD, w) for w in words):
+        return None
+    return [[w.removeprefix("only "), w.startswith("only ")] for w in words], len(inner)
+
+
+def _pointing_question(p: dict, ask: str) -> dict | None:
+    """The question after the statement: the pointed-at person to the speaker, the inverse, or to a relative."""
+    pointed, speaker = kin_pointing.pointed_phrase(p), p["speaker"]
+    for i, template in enumerate(ASK):
+        m = _template(template, x="[^?]+", y="[^?]+").fullmatch(ask)
+        if m is None:
+            continue
+        x, y = m.group("x"), m.group("y")
+        if x == pointed and y == speaker:
+            return dict(p, question=["to_speaker"], ask=i)
+        if x == speaker and y == pointed:
+            return dict(p, question=["inverse"], ask=i)
+        if x == pointed and y.startswith(speaker + "'s "):
+            return dict(p, question=["to_relative", y[len(speaker) + 3:]], ask=i)
+    return None

@@ -282,7 +282,7 @@ def _desc(chain: list, split: int) -> str:
     return text
 
 
-def _pointed_phrase(p: dict) -> str:
+def pointed_phrase(p: dict) -> str:
     """How the question names the pointed-at person: by name, or "the man in the portrait"."""
     _, photo, _, named, noun = OPENINGS[p["opening"]]
     if named:
@@ -302,7 +302,7 @@ def render_pointing(p: dict) -> str:
     sp = {"m": "his", "f": "her"}.get(p.get("speaker_gender") or "", "")
     opening = template.format(S=p["speaker"], T=p.get("target") or "", stmt=stmt, sp=sp,
                               a="a man" if he else "a woman")
-    x, s, q = _pointed_phrase(p), p["speaker"], p["question"]
+    x, s, q = pointed_phrase(p), p["speaker"], p["question"]
     if q[0] == "inverse":
         x, y = s, x
     else:
@@ -324,7 +324,7 @@ def explain_pointing(p: dict, answer: str) -> str:
             continue
         lines.append(f"{phrase} is {label}{_why(p, good[0][0], i)}.")
         owner = s if label.startswith(f"{s} him") or label.startswith(f"{s} her") else label
-    xp = _pointed_phrase(p)
+    xp = pointed_phrase(p)
     if p["form"] == "rel":
         lines.append(f"{owner} is {xp}'s {p['rel']}.")
     lines.append(_conclusion(p, answer, xp))
