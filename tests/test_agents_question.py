@@ -4,6 +4,7 @@ letters, fallbacks; model-written questions kept only when checked; the command 
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections import Counter
 
@@ -207,28 +208,39 @@ def _writer(tok, texts, checker, max_failures=5) -> ModelWriter:
     return w
 
 
-GOOD_JSON = json.dumps({"topic": "x", "question": "Ana sits left of Ben. Who is on the left?",
-                        "choices": ["A) Ana", "B) Ben", "C) Cal", "D) Dev"], "answer": "A", "explanation": "Given."})
+WRITTEN = puzzles.make_puzzle("family", 1, 0, random.Random(5), {}, id="written")  # key at A; short enough
 
 
-def test_a_checked_model_question_is_kept_with_its_key_moved_to_the_scheduled_letter(tok):
+def written_json(question: str = WRITTEN["question"], answer: str = "A") -> str:
+    """A model's reply in the generators' words (what a trained writer produces)."""
+    return json.dumps({"topic": "x", "question": question, "answer": answer, "explanation": "Given.",
+                       "choices": [f"{'ABCD'[i]}) {c}" for i, c in enumerate(WRITTEN["choices"])]})
+
+
+GOOD_JSON = written_json()
+
+
+def test_a_proven_model_question_is_kept_with_its_key_moved_to_the_scheduled_letter(tok):
     w = _writer(tok, ["Here you go:\n```json\n" + GOOD_JSON + "\n```"], AgreeingChecker())
     agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)
-    q, meta = agent.ask(*SEATING, "C")
-    assert meta["source"] == "model" and q["answer"] == "C" and q["choices"][2] == "C) Ana"
-    assert q["topic"] == SEATING[1] and filters.check_question(q, tok).ok and w.stats["accepted"] == 1
+    q, meta = agent.ask(*FAMILY, "C")
+    assert meta["source"] == "model" and q["answer"] == "C" and q["choices"][2] == "C) " + WRITTEN["choices"][0]
+    assert q["topic"] == FAMILY[1] and filters.check_question(q, tok).ok and w.stats["accepted"] == 1
 
 
 @pytest.mark.parametrize("text, checker, reason", [
     ("I cannot write JSON", AgreeingChecker(), "no_json"),
     (GOOD_JSON, AgreeingChecker(letter="D"), "key_disagrees"),
+    (written_json(answer="B"), AgreeingChecker(), "key_not_proven"),  # the solver proves A: the model's B is wrong
+    (written_json("Ana sits left of Ben. Who is on the left?"), AgreeingChecker(), "unproven:unknown_text"),
+    (written_json(WRITTEN["question"].replace(" is ", " was ", 1)), AgreeingChecker(), "unproven:unknown_text"),
     (json.dumps({"question": "w " * 200, "choices": ["a1", "b1", "c1", "d1"], "answer": "A"}), AgreeingChecker(),
      "filter:question_too_long"),
 ])
 def test_rejected_model_questions_fall_back_to_puzzles_and_are_counted(tok, text, checker, reason):
     w = _writer(tok, [text], checker)
     agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)
-    q, meta = agent.ask(*SEATING, "B")
+    q, meta = agent.ask(*FAMILY, "B")
     assert meta["source"] == "puzzle" and meta["reason"] == f"model:{reason}" and q["answer"] == "B"
     assert w.stats[reason] == 1 and agent.stats[f"model_rejected:{reason}"] == 1
 

@@ -1,5 +1,7 @@
 """Model-written questions: sample, recover the JSON, normalise it, and keep it only when it passes the
-format filter and the kit's own A-agent agrees with its answer key. Every rejection is counted by reason.
+format filter and is proven: read back into a generator's structured puzzle (puzzles.prove_text: the writer is
+trained on the generators' wording) and solved, with the model's key the solver's. An optional checker (the kit's
+own A-agent) must also agree. Every rejection is counted by reason.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from helpers import filters
+from helpers import filters, puzzles
 from helpers.agents import timing
 from helpers.agents.inputs import strip_prefix
 from helpers.agents.json_repair import extract_json
@@ -95,8 +97,9 @@ class ModelWriter:
     """Samples questions from one member of the loaded model; switches itself off after repeated failures."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
-                 max_failures: int = 5, gen: dict | None = None):
+                 max_failures: int = 5, gen: dict | None = None, prove: bool = True):
         self.model, self.tokenizer, self.member, self.checker = model, tokenizer, member, checker
+        self.prove = bool(prove)  # off only for a writer whose questions no generator can read (a team's own topic)
         self.max_failures = int(max_failures)
         self.gen = {**GEN_DEFAULTS, **(gen or {})}
         self.failures_in_a_row = 0
@@ -145,11 +148,17 @@ class ModelWriter:
         question, reason = normalize_question(obj, subtopic)
         if question is None:
             return self._reject(reason)
-        if question["answer"] != letter_:
-            question = move_key(question, letter_)
         result = filters.check_question(question, self.tokenizer)
         if not result.ok:
             return self._reject(f"filter:{result.reason}")
+        if self.prove:
+            index, _, why = puzzles.prove_text(question["question"], [strip_prefix(c) for c in question["choices"]])
+            if why is not None:
+                return self._reject(f"unproven:{why}")
+            if LETTERS4[index] != question["answer"]:
+                return self._reject("key_not_proven")
+        if question["answer"] != letter_:
+            question = move_key(question, letter_)
         if self.checker is not None:
             answers, meta = self.checker.answer([question])
             if meta[0]["source"] != "model":  # a fallback letter agreeing by chance proves nothing
