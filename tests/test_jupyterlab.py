@@ -259,7 +259,13 @@ def _save_and_read(page, path: Path, n_code: int, timeout_s: float = 30) -> nbfo
     _menu(page, "File", "docmanager:save")
     deadline = time.time() + timeout_s
     while True:
-        nb = nbformat.read(str(path), as_version=4)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except nbformat.reader.NotJSONError:  # read while the server was writing it (seen once in CI): read again
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+            continue
         counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
         if (len(counts) == n_code and all(counts)) or time.time() > deadline:
             return nb
