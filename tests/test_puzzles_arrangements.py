@@ -19,6 +19,8 @@ from helpers import puzzles
 from helpers.puzzles import arrangements as arr
 from helpers.puzzles import csp, seat_solver, seat_world
 
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
 NAMES = [n for n, _ in puzzles.NAMES]
 PER_COMBO = 20  # generated puzzles per kind x level (the whole file measured at 29-37 s with CI sharing the CPU)
 

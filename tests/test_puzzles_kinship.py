@@ -18,6 +18,8 @@ from helpers import puzzles
 from helpers.puzzles import family as puzzles_family
 from helpers.puzzles import kinship
 
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
 ROOT = Path(__file__).resolve().parent.parent
 LEVELS = (1, 2, 3)
 COMBOS = [(k, lv) for k in kinship.KINDS for lv in LEVELS]

@@ -12,6 +12,8 @@ from helpers import puzzles
 from helpers.puzzles import arrangements as arr
 from helpers.puzzles import seat_parse
 
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
 NAMES = [n for n, _ in puzzles.NAMES]
 COMBOS = [(k, lv) for k in arr.KINDS for lv in (1, 2, 3)]
 

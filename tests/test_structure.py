@@ -188,3 +188,15 @@ def test_the_package_maps_name_every_module():
     modules = {m for m in modules if m != "helpers" and not m.endswith("__main__")}
     missing = {m for m in modules if m not in top and not (m.startswith("agents.") and m[7:] in agents)}
     assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"
+
+
+def test_files_marked_nolibs_import_no_ml_library():
+    """The container tier skips `nolibs` test files; one that imports a pinned ML library must not say nolibs."""
+    libs = re.compile(r"^\s*(?:import|from)\s+(torch|transformers|peft|trl|accelerate|datasets|tokenizers)\b", re.M)
+    mark = re.compile(r"^pytestmark = pytest\.mark\.nolibs\b", re.M)
+    marked = [p for p in (ROOT / "tests").glob("test_*.py") if mark.search(p.read_text())]
+    assert marked, "no test file is marked nolibs"
+    for path in marked:
+        text = path.read_text()
+        assert not libs.search(text), f"{path.name} imports {libs.search(text).group(1)} but is marked nolibs"
+        assert "tiny_model_dir" not in text and "_tiny" not in text, path.name
