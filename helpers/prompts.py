@@ -96,3 +96,19 @@ def render_example(tokenizer: Any, record: dict, system_prompt: str = SYSTEM_PRO
     else:
         completion = answer + (getattr(tokenizer, "eos_token", None) or "")
     return prompt, completion
+
+
+def render_chat_example(tokenizer: Any, messages: list[dict]) -> tuple[str, str]:
+    """(prompt, completion) for a chat whose last turn is the assistant's free text (e.g. a question writer's
+    JSON): the prompt ends with the generation prompt, the completion is what the full chat adds after it
+    (the reply plus the template's end-of-turn text), as render_example does for a letter."""
+    if not messages or messages[-1].get("role") != "assistant":
+        raise ValueError("a chat example ends with the assistant's turn")
+    reply = messages[-1]["content"]
+    prompt = render_messages(tokenizer, messages[:-1], add_generation_prompt=True)
+    if not _has_template(tokenizer):
+        return prompt, f" {reply}" + (getattr(tokenizer, "eos_token", None) or "")
+    full = render_messages(tokenizer, messages, add_generation_prompt=False)
+    if full.startswith(prompt) and full[len(prompt):].lstrip().startswith(reply[:20]):
+        return prompt, full[len(prompt):].rstrip()
+    return prompt, reply + (getattr(tokenizer, "eos_token", None) or "")

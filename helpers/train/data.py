@@ -14,15 +14,17 @@ from typing import Any
 
 from helpers import io
 from helpers.io import InputError
-from helpers.prompts import render_example
+from helpers.prompts import render_chat_example, render_example
 from helpers.records import validate
 
 IGNORE_INDEX = -100  # the label value torch's cross-entropy skips
 
 
 def tokenize_example(tokenizer: Any, record: dict) -> dict:
-    """{'input_ids', 'attention_mask', 'labels'} for one record; labels are -100 on every prompt token."""
-    prompt, completion = render_example(tokenizer, record)
+    """{'input_ids', 'attention_mask', 'labels'} for one record; labels are -100 on every prompt token. A record
+    with "chat" (system, user, assistant turns: e.g. a question writer's) trains on the assistant's turn."""
+    chat = record.get("chat")
+    prompt, completion = render_chat_example(tokenizer, chat) if chat else render_example(tokenizer, record)
     p_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     c_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     ids = list(p_ids) + list(c_ids)

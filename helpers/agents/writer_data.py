@@ -1,0 +1,53 @@
+"""Training chats for a question writer: the harness's own question prompt (the topic as "<topic>/<subtopic>", the
+letter it names) and, as the reply, an official-format question JSON from the generators, whose key is that letter.
+A writer trained on these learns the generators' wording, which is what lets puzzles.prove_text read its questions
+back and prove them (helpers.agents.writer).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from helpers import filters, puzzles
+from helpers.agents import topics as topics_mod
+from helpers.records import LETTERS
+
+SYSTEM = "You are an expert examiner."  # what the organisers' harness sends as the system prompt
+
+
+def harness_prompt(topic: str, subtopic: str, letter_: str) -> str:
+    """A question request as the organisers' harness words it (tournament-rules.md: the topic as
+    "<topic>/<subtopic>", the correct option named, the JSON shape)."""
+    return (f"Generate an EXTREMELY DIFFICULT MCQ on topic: {topic}/{subtopic}.\n\n"
+            f"4. Single Correct Answer: Ensure that option {letter_} is only factually correct.\n"
+            f'RESPONSE FORMAT: {{"topic": "{subtopic}", "question": "...", "choices": ["A) ...", "B) ...", '
+            f'"C) ...", "D) ..."], "answer": "{letter_}", "explanation": "..."}}')
+
+
+def writer_reply(record: dict, subtopic: str) -> str:
+    """The reply a writer learns: the record as the official question JSON (compact, keys in the official order)."""
+    question = filters.to_official_question(record, subtopic)
+    keys = ("topic", "question", "choices", "answer", "explanation")
+    return json.dumps({k: question[k] for k in keys if k in question}, ensure_ascii=False)
+
+
+def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tuple[str, ...] = puzzles.KINDS,
+                   levels: tuple[int, ...] = puzzles.LEVELS) -> list[dict]:
+    """n training records {"chat": [system, user, assistant], ...}: every (topic, subtopic) with a generator in
+    turn, its families and levels cycling, the requested letters cycling A-D."""
+    pairs = [(t, s) for t, s in topics_mod.pairs(topics) if set(topics_mod.generator_kinds(t, s)) & set(kinds)]
+    if not pairs:
+        raise ValueError("no topic in the topics file has a puzzle generator among the given kinds")
+    rng, out = random.Random(f"writer:{seed}"), []
+    for i in range(n):
+        topic, subtopic = pairs[i % len(pairs)]
+        family, j = [k for k in topics_mod.generator_kinds(topic, subtopic) if k in kinds], i // len(pairs)
+        kind, level = family[j % len(family)], levels[(j // len(family)) % len(levels)]  # every family x level
+        rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id=f"writer-{seed}-{i:06d}")
+        letter_ = LETTERS[rec["answer"]]
+        chat = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": harness_prompt(topic, subtopic, letter_)},
+                {"role": "assistant", "content": writer_reply(rec, subtopic)}]
+        out.append({"id": rec["id"], "source": f"writer/{kind}", "chat": chat, "puzzle": rec["puzzle"]})
+    return out

@@ -1,0 +1,66 @@
+"""Training chats for a question writer (helpers.agents.writer_data): the harness's prompt, a proven official JSON
+reply with the requested key, every family and level, and the trainer's masks on the reply only."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from helpers import puzzles
+from helpers.agents import topics as topics_mod
+from helpers.agents import writer_data
+from helpers.agents.question import QuestionAgent
+from helpers.agents.writer import normalize_question
+from helpers.train.data import IGNORE_INDEX, tokenize_example
+
+from _tiny import ROOT, tiny_model_dir
+
+TOPICS = topics_mod.read_topics(ROOT / "data" / "topics.json")
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(str(tiny_model_dir()))
+
+
+@pytest.fixture(scope="module")
+def records():
+    return writer_data.writer_records(2 * len(puzzles.KINDS) * 3, seed=1, topics=TOPICS)
+
+
+def test_every_reply_is_a_proven_question_whose_key_is_the_requested_letter(records):
+    for rec in records:
+        system, user, reply = rec["chat"]
+        asked = user["content"].split("Ensure that option ")[1][0]
+        obj = json.loads(reply["content"])
+        question, why = normalize_question(obj, obj["topic"])
+        assert why is None and question["answer"] == asked == obj["answer"]
+        index, puzzle, why = puzzles.prove_text(obj["question"], [c[3:] for c in obj["choices"]])
+        assert why is None and "ABCD"[index] == asked and puzzle["kind"] == rec["puzzle"]["kind"]
+
+
+def test_every_family_and_level_and_letter_is_taught(records):
+    combos = Counter((r["puzzle"]["kind"], r["puzzle"]["level"]) for r in records)
+    assert set(combos) == {(k, lv) for k in puzzles.KINDS for lv in puzzles.LEVELS}
+    letters = Counter(json.loads(r["chat"][2]["content"])["answer"] for r in records)
+    assert max(letters.values()) - min(letters.values()) <= 1
+
+
+def test_the_q_agent_reads_the_prompt_it_is_trained_on(tok, records):
+    agent = QuestionAgent(tok, TOPICS, seed=2)
+    for rec in records[:4]:
+        prompt = rec["chat"][1]["content"]
+        question, meta = agent.respond(prompt)
+        assert question is not None and question["answer"] == json.loads(rec["chat"][2]["content"])["answer"]
+        assert (meta["topic"], meta["subtopic"]) in topics_mod.pairs(TOPICS)
+
+
+def test_the_trainer_learns_the_reply_only(tok, records):
+    ex = tokenize_example(tok, records[0])
+    labels = [x for x in ex["labels"] if x != IGNORE_INDEX]
+    reply = tok.decode(labels)
+    assert reply.startswith(records[0]["chat"][2]["content"]) and len(labels) < len(ex["input_ids"])
+    assert all(x == IGNORE_INDEX for x in ex["labels"][:len(ex["input_ids"]) - len(labels)])
