@@ -34,8 +34,9 @@ def writer_reply(record: dict, subtopic: str) -> str:
 
 def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tuple[str, ...] = puzzles.KINDS,
                    levels: tuple[int, ...] = puzzles.LEVELS) -> list[dict]:
-    """n training records {"chat": [system, user, assistant], ...}: every (topic, subtopic) with a generator in
-    turn, its families and levels cycling, the requested letters cycling A-D."""
+    """n training records: each a generated puzzle's shared record (so the trainer's checks and curriculum tools take
+    it) with "chat": [system, user, assistant], the turns a writer trains on, and "task": "writer". Every (topic,
+    subtopic) with a generator in turn, its families and levels cycling, the requested letters cycling A-D."""
     pairs = [(t, s) for t, s in topics_mod.pairs(topics) if set(topics_mod.generator_kinds(t, s)) & set(kinds)]
     if not pairs:
         raise ValueError("no topic in the topics file has a puzzle generator among the given kinds")
@@ -49,5 +50,5 @@ def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tu
         chat = [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": harness_prompt(topic, subtopic, letter_)},
                 {"role": "assistant", "content": writer_reply(rec, subtopic)}]
-        out.append({"id": rec["id"], "source": f"writer/{kind}", "chat": chat, "puzzle": rec["puzzle"]})
+        out.append({**rec, "chat": chat, "task": "writer"})
     return out
