@@ -86,22 +86,14 @@ def render_example(tokenizer: Any, record: dict, system_prompt: str = SYSTEM_PRO
     prompt. A template whose full render does not extend its prompt render falls back to letter + EOS.
     """
     answer = target_text(record)
-    prompt = render_prompt(tokenizer, record, system_prompt)
-    if not _has_template(tokenizer):
-        return prompt, f" {answer}" + (getattr(tokenizer, "eos_token", None) or "")
-    messages = mcq_messages(record, system_prompt) + [{"role": "assistant", "content": answer}]
-    full = render_messages(tokenizer, messages, add_generation_prompt=False)
-    if full.startswith(prompt) and full[len(prompt):].lstrip().startswith(answer):
-        completion = full[len(prompt):].rstrip()
-    else:
-        completion = answer + (getattr(tokenizer, "eos_token", None) or "")
-    return prompt, completion
+    return render_chat_example(tokenizer, mcq_messages(record, system_prompt) + [{"role": "assistant",
+                                                                                   "content": answer}])
 
 
 def render_chat_example(tokenizer: Any, messages: list[dict]) -> tuple[str, str]:
-    """(prompt, completion) for a chat whose last turn is the assistant's free text (e.g. a question writer's
-    JSON): the prompt ends with the generation prompt, the completion is what the full chat adds after it
-    (the reply plus the template's end-of-turn text), as render_example does for a letter."""
+    """(prompt, completion) for a chat whose last turn is the assistant's (a letter, a question writer's JSON): the
+    prompt ends with the generation prompt, the completion is what the full chat adds after it (the reply plus the
+    template's end-of-turn text); without a template, " reply" + EOS."""
     if not messages or messages[-1].get("role") != "assistant":
         raise ValueError("a chat example ends with the assistant's turn")
     reply = messages[-1]["content"]
