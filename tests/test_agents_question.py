@@ -245,6 +245,17 @@ def test_rejected_model_questions_fall_back_to_puzzles_and_are_counted(tok, text
     assert w.stats[reason] == 1 and agent.stats[f"model_rejected:{reason}"] == 1
 
 
+def test_on_a_topic_without_generators_the_checker_alone_vouches_for_a_model_question(tok):
+    free = written_json("Which war ended in 1648? It was fought mostly in central Europe.")
+    topics = {**TOPICS, "History": ["Early modern wars"]}
+    w = _writer(tok, [free, free], AgreeingChecker())
+    agent = QuestionAgent(tok, topics, seed=1, writer=w, model_share=1.0)
+    q, meta = agent.ask("History", "Early modern wars", "B")
+    assert meta["source"] == "model" and q["answer"] == "B"  # no generator reads it: nothing to prove it against
+    q, meta = agent.ask(*FAMILY, "B")
+    assert meta["source"] == "puzzle" and meta["reason"] == "model:unproven:unknown_text"
+
+
 def test_a_failing_writer_switches_itself_off(tok):
     w = _writer(tok, ["nope"] * 10, AgreeingChecker(), max_failures=3)
     agent = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0)

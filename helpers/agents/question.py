@@ -182,7 +182,7 @@ class QuestionAgent:
                     example = filters.to_official_question(rec, subtopic)
                 except RuntimeError:  # no example this time; the prompt still states the JSON shape
                     self.stats["example_failed"] += 1
-            question, reason = writer.write(topic, subtopic, letter_, deadline, example)
+            question, reason = writer.write(topic, subtopic, letter_, deadline, example, provable=bool(kinds))
             if question is not None:
                 meta["source"] = "model"
             else:

@@ -1,7 +1,7 @@
 """Model-written questions: sample, recover the JSON, normalise it, and keep it only when it passes the
-format filter and is proven: read back into a generator's structured puzzle (puzzles.prove_text: the writer is
-trained on the generators' wording) and solved, with the model's key the solver's. An optional checker (the kit's
-own A-agent) must also agree. Every rejection is counted by reason.
+format filter and, on a topic with generators, is proven: read back into a generator's structured puzzle
+(puzzles.prove_text: the writer is trained on the generators' wording) and solved, with the model's key the solver's.
+An optional checker (the kit's own A-agent) must also agree. Every rejection is counted by reason.
 """
 
 from __future__ import annotations
@@ -97,9 +97,8 @@ class ModelWriter:
     """Samples questions from one member of the loaded model; switches itself off after repeated failures."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
-                 max_failures: int = 5, gen: dict | None = None, prove: bool = True):
+                 max_failures: int = 5, gen: dict | None = None):
         self.model, self.tokenizer, self.member, self.checker = model, tokenizer, member, checker
-        self.prove = bool(prove)  # off only for a writer whose questions no generator can read (a team's own topic)
         self.max_failures = int(max_failures)
         self.gen = {**GEN_DEFAULTS, **(gen or {})}
         self.failures_in_a_row = 0
@@ -132,8 +131,9 @@ class ModelWriter:
         return None, reason
 
     def write(self, topic: str, subtopic: str, letter_: str, deadline: timing.Deadline,
-              example: dict | None = None) -> tuple[dict | None, str | None]:
-        """One question whose key is `letter_`, or (None, rejection reason)."""
+              example: dict | None = None, provable: bool = True) -> tuple[dict | None, str | None]:
+        """One question whose key is `letter_`, or (None, rejection reason). provable: the topic has generators, so
+        the question must read back as one of their puzzles and be proven (else only the checker vouches)."""
         self.stats["attempts"] += 1
         seconds = deadline.left() - RESERVE_S
         if seconds <= 0.1:
@@ -151,7 +151,7 @@ class ModelWriter:
         result = filters.check_question(question, self.tokenizer)
         if not result.ok:
             return self._reject(f"filter:{result.reason}")
-        if self.prove:
+        if provable:
             index, _, why = puzzles.prove_text(question["question"], [strip_prefix(c) for c in question["choices"]])
             if why is not None:
                 return self._reject(f"unproven:{why}")
