@@ -92,6 +92,11 @@ def flag_or_auto(value: Any) -> bool | str:
     raise ValueError(f"expected true, false or auto, got {value!r}")
 
 
+def share_or_auto(value: Any) -> float | str:
+    """A share in [0, 1], or auto (decided by a measurement, e.g. the question writer's in notebook 08)."""
+    return value if value == "auto" else number(0, 1)(value)
+
+
 def text(value: Any) -> str:
     """A non-empty string."""
     if not isinstance(value, str) or not value.strip():
@@ -142,6 +147,7 @@ ADAPTER_SCHEMA: dict[str, Check] = {"method": one_of("lora", "rslora", "dora"), 
                                     "alpha": number(low=0), "dropout": number(0, 1),
                                     "magnitude_lr_multiplier": number(low=0)}
 ADAPTER_REQUIRED = ("method", "r", "alpha", "dropout")
+WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/writer/): not an ensemble member
 MODELS = "adapters"  # marks the `models:` section: any adapter names, each an ADAPTER_SCHEMA mapping
 
 SCHEMA: dict[str, Any] = {
@@ -161,9 +167,12 @@ SCHEMA: dict[str, Any] = {
               "keep_checkpoints": integer(0), "answer_only_logits": flag, "cpu_threads": optional(integer(1))},
     "models": MODELS,
     "eval": {"batch_size": integer(1), "max_questions": integer(0)},
+    # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.writer_train).
+    "writer": {"examples": integer(0), "adapter": ADAPTER_SCHEMA, "lr": number(low=0),
+               "epochs": number(low=0.01), "max_seq_len": integer(1), "measure": integer(1)},
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
-               "model_question_share": number(0, 1), "writer_max_failures": integer(1),
+               "model_question_share": share_or_auto, "writer_max_failures": integer(1),
                "puzzle_kinds": list_of(puzzle_kind), "puzzle_levels": list_of(one_of_int(1, 2, 3)),
                "puzzle_candidates": integer(1), "answer_chunk_size": integer(1)},
 }
@@ -214,13 +223,16 @@ def check_complete(cfg: dict, where: Any) -> None:
             dotted = f"{prefix}{key}"
             if key not in node:
                 raise InputError(where, None, dotted, "missing: configs/base.yaml must give every key its default")
-            if isinstance(sub, dict):
+            if isinstance(sub, dict) and sub is not ADAPTER_SCHEMA:
                 walk(sub, node[key], f"{dotted}.")
     walk(SCHEMA, cfg, "")
-    for name, spec in cfg["models"].items():
+    adapters = {f"models.{name}": spec for name, spec in cfg["models"].items()}
+    for dotted, spec in {**adapters, "writer.adapter": cfg["writer"]["adapter"]}.items():
         missing = [k for k in ADAPTER_REQUIRED if k not in spec]
         if missing:
-            raise InputError(where, None, f"models.{name}", f"missing {', '.join(missing)}")
+            raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
+    if WRITER in cfg["models"]:
+        raise InputError(where, None, f"models.{WRITER}", "reserved for the question writer (the writer section)")
 
 
 def available_profiles() -> list[str]:

@@ -161,6 +161,16 @@ class RunLayout:
         return self.agents_dir / f"{name}.png"
 
     @property
+    def writer_data(self) -> Path:
+        """The question writer's training chats (its adapter: adapter_dir(config.WRITER))."""
+        return self.agents_dir / "writer_train.jsonl"
+
+    @property
+    def writer_report(self) -> Path:
+        """The writer measured against the base, and the model_question_share it justifies."""
+        return self.agents_dir / "writer.json"
+
+    @property
     def export_dir(self) -> Path:
         return self.agents_dir / "export"
 
@@ -208,7 +218,8 @@ def _stages() -> tuple[Stage, ...]:
         (("06",), ("06_validate",), (lay.adapter_dir(name), lay.val_data), (lay.eval_rows(name), lay.eval_summary)),
         (("07",), ("07_ensemble",), (lay.eval_rows(name), lay.eval_summary), (lay.ensemble_summary,)),
         (("08",), ("08_agents",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary),
-         (lay.questions, lay.answers, lay.tournament, lay.export_dir)),
+         (lay.writer_data, lay.adapter_dir(config.WRITER), lay.writer_report, lay.questions, lay.answers,
+          lay.tournament, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))
                  for nums, nbs, reads, writes in rows)

@@ -230,7 +230,6 @@ def test_a_proven_model_question_is_kept_with_its_key_moved_to_the_scheduled_let
 
 @pytest.mark.parametrize("text, checker, reason", [
     ("I cannot write JSON", AgreeingChecker(), "no_json"),
-    (GOOD_JSON, AgreeingChecker(letter="D"), "key_disagrees"),
     (written_json(answer="B"), AgreeingChecker(), "key_not_proven"),  # the solver proves A: the model's B is wrong
     (written_json("Ana sits left of Ben. Who is on the left?"), AgreeingChecker(), "unproven:unknown_text"),
     (written_json(WRITTEN["question"].replace(" is ", " was ", 1)), AgreeingChecker(), "unproven:unknown_text"),
@@ -248,12 +247,22 @@ def test_rejected_model_questions_fall_back_to_puzzles_and_are_counted(tok, text
 def test_on_a_topic_without_generators_the_checker_alone_vouches_for_a_model_question(tok):
     free = written_json("Which war ended in 1648? It was fought mostly in central Europe.")
     topics = {**TOPICS, "History": ["Early modern wars"]}
-    w = _writer(tok, [free, free], AgreeingChecker())
+    w = _writer(tok, [free, free, free], AgreeingChecker())
     agent = QuestionAgent(tok, topics, seed=1, writer=w, model_share=1.0)
     q, meta = agent.ask("History", "Early modern wars", "B")
     assert meta["source"] == "model" and q["answer"] == "B"  # no generator reads it: nothing to prove it against
     q, meta = agent.ask(*FAMILY, "B")
     assert meta["source"] == "puzzle" and meta["reason"] == "model:unproven:unknown_text"
+    w.checker = AgreeingChecker(letter="D")
+    q, meta = agent.ask("History", "Early modern wars", "B")
+    assert meta["reason"] == "model:key_disagrees" and w.stats["key_disagrees"] == 1 and meta["source"] != "model"
+
+
+def test_a_proven_question_is_kept_when_the_a_agent_gets_it_wrong_and_explained_by_the_solver(tok):
+    w = _writer(tok, [GOOD_JSON], AgreeingChecker(letter="D"))  # the kit's A-agent would answer D: a hard question
+    q, meta = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0).ask(*FAMILY, "A")
+    assert meta["source"] == "model" and q["answer"] == "A"
+    assert q["explanation"] == WRITTEN["explanation"] != "Given."  # the solver's deduction replaces the model's
 
 
 def test_a_failing_writer_switches_itself_off(tok):

@@ -118,6 +118,15 @@ def make_run(run: Path) -> Path:
         "latency": {"questions": lat, "answers": lat}})
     for n in ("latency", "match"):
         _png(run / "agents" / f"{n}.png")
+    writer = {"requests": 24, "json_share": 1.0, "filter_share": 0.625, "proven_share": 0.375, "proven": 9,
+              "seconds_mean": 3.21, "seconds_p90": 4.44, "rejected": {"unproven:unknown_text": 9, "no_json": 2},
+              "accepted": [{"question": "Ana is Ben's mother. Who is Ana to Ben?", "choices": ["A) mother", "B) aunt",
+                                                                                              "C) sister", "D) niece"],
+                            "answer": "A"}]}
+    _json(run / "agents" / "writer.json", {"base": {**writer, "json_share": 0.0, "filter_share": 0.0,
+                                                    "proven_share": 0.0, "proven": 0, "accepted": []},
+                                           "writer": writer, "budget_s": 5.0,
+                                           "why": "model_question_share 0: the trained writer proves 38%"})
     return run
 
 
@@ -269,3 +278,11 @@ def test_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "helpers.report", "--run-dir", str(tmp_path / "nope")], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no such run folder" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_question_writer_section_compares_base_and_writer(tmp_path):
+    md = (report.write_report(make_run(tmp_path / "w"))["md"]).read_text(encoding="utf-8")
+    table = table_after(md, "## Question writer")
+    assert row(table, "base")[1:4] == ["0.0%", "0.0%", "0.0% (0/24)"]
+    assert row(table, "writer")[1:6] == ["100.0%", "62.5%", "37.5% (9/24)", "3.21", "4.44"]
+    assert "unproven:unknown_text 9" in row(table, "writer")[6] and "proves 38%" in md and "Ana is Ben" in md

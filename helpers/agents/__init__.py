@@ -5,6 +5,7 @@ the harness export, and a match simulator. Nothing here imports torch or transfo
     answer      the A-agent;  predictor: letter probabilities from one member or an ensemble
     question    the Q-agent;  writer: model-written questions, proven before use;  topics: the topics file
     writer_data training chats for a question writer (the harness's prompt -> a generated question's JSON)
+    writer_train the writer's stage: its adapter trained, then measured;  writer_measure: the measurement, the share
     inputs      harness prompts and question objects parsed leniently;  json_repair: model JSON mended
     timing      budgets and latency summaries;  files: the harness's output file names
     match       a match at home (two teams, the organisers' scoring);  plots: latency and match plots

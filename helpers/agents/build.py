@@ -5,17 +5,29 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from helpers import config
+from helpers.config import WRITER
 from helpers.layout import RunLayout
 from helpers.agents import predictor as pred
 from helpers.agents import topics as topics_mod
 from helpers.agents.answer import AnswerAgent
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter
+from helpers.agents.writer_measure import share_for_run
+
 
 def agents_cfg(cfg: dict, **overrides: Any) -> dict:
-    """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked."""
+    """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked;
+    model_question_share "auto" resolved from the run's writer measurement (helpers.agents.writer_measure)."""
     given = {k: v for k, v in overrides.items() if v is not None}
-    return {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
+    acfg = {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
+    if acfg["model_question_share"] == "auto":
+        acfg["model_question_share"] = share_for_run({**cfg, "agents": acfg})[0]
+    return acfg
+
+
+def writer_member(info: dict, sel: dict) -> str:
+    """The member that writes questions: the trained question writer when it loaded, else the best answerer."""
+    return WRITER if WRITER in info.get("members", ()) else sel["best_member"]
 
 
 def selection(cfg: dict) -> dict:
@@ -90,8 +102,9 @@ def kit_question_agent(cfg: dict, *, topics_file: str | None = None, model_share
     if acfg["model_question_share"] <= 0:
         return question_agent(load_tokenizer(cfg), topics, acfg, seed=seed), {"model": None, "topics": topics}
     sel = selection(cfg)
-    model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"]])
+    model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"], WRITER])
     sel = loaded_selection(sel, info)
+    writer = writer_member(info, sel)
     checker = answer_agent(model, tok, sel, acfg, name="checker")
-    agent = question_agent(tok, topics, acfg, seed=seed, model=model, member=sel["best_member"], checker=checker)
-    return agent, {"model": sel["best_member"], "selection": sel, "topics": topics}
+    agent = question_agent(tok, topics, acfg, seed=seed, model=model, member=writer, checker=checker)
+    return agent, {"model": writer, "selection": sel, "topics": topics}

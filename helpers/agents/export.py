@@ -3,7 +3,8 @@
 `python -m helpers.agents.export --profile mi300x --run NAME --out DIR [--link-adapters] [--model_share 0.2]`
 
 DIR gets the two files the organisers' fixed `agents/question_agent.py` / `agents/answer_agent.py` import,
-`kit_agent.json` (base model, members, weights, topics, time budgets), the trained adapters
+`kit_agent.json` (base model, members, weights, topics, time budgets), the trained adapters (and the question
+writer's when the Q-agent uses it: agents.model_question_share > 0)
 (`adapters/<name>/`, safetensors only; --link-adapters records their absolute paths instead), and a copy of
 the kit's `helpers` package under `kit/` so the folder runs without the kit installed. Copy DIR's contents
 into the challenge's `agents/` folder.
@@ -20,6 +21,7 @@ from helpers import config
 from helpers.agents import build
 from helpers.agents import predictor as pred
 from helpers.agents.harness import CONFIG_NAME
+from helpers.config import WRITER
 from helpers.io import InputError, atomic_write_text, stamp, write_json
 from helpers.layout import RunLayout
 from helpers.models.members import cpu_threads
@@ -99,7 +101,10 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sel = sel or build.selection(cfg)
-    names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0]])]
+    agents = build.agents_cfg(cfg, **agent_overrides)
+    writer = WRITER if agents["model_question_share"] > 0 and not models.missing_adapter_files(
+        RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
+    names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer]) if m]
     adapters = {}
     for name in names:
         if name == pred.BASE:
@@ -123,9 +128,9 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     threads = cpu_threads(cfg.get("train"), "tiny" if cfg["model"]["base"] == "tiny" else None)
     conf = {"base": resolve_base(cfg["model"]["base"]), "model": model_cfg, "members": list(sel["members"]),
             "weights": sel.get("weights"), "method": sel.get("method", "soft"),
-            "best_member": sel.get("best_member") or sel["members"][0], "adapters": adapters,
+            "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
-            "topics": build.read_topics(cfg), "agents": build.agents_cfg(cfg, **agent_overrides),
+            "topics": build.read_topics(cfg), "agents": agents,
             "seed": cfg["seed"], "run": cfg["run"], "profile": cfg.get("profile"),
             # torch threads on a CPU by the rule training and scoring use (helpers.models.members.cpu_threads)
             "cpu_threads": threads,

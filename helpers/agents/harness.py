@@ -89,11 +89,11 @@ class KitQAgent:
         self.model = None
         checker, member = None, pred.BASE
         if share > 0:
-            names = list(dict.fromkeys(conf["members"] + [conf.get("best_member") or conf["members"][0]]))
-            self.model, self.tokenizer, _ = _load(conf, folder, names)
+            best = conf.get("best_member") or conf["members"][0]
+            member = conf.get("writer") or best  # the trained question writer when the export holds it
+            self.model, self.tokenizer, _ = _load(conf, folder, list(dict.fromkeys(conf["members"] + [best, member])))
             sel = {"members": conf["members"], "weights": conf.get("weights"), "method": conf.get("method", "soft")}
             checker = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="checker")
-            member = conf.get("best_member") or conf["members"][0]
         else:
             self.tokenizer = _load_tokenizer(conf, folder)
         self.agent = build.question_agent(self.tokenizer, conf["topics"], acfg, seed=int(conf.get("seed", 0)),

@@ -174,15 +174,7 @@ class QuestionAgent:
         question = None
         writer = self.writer
         if writer is not None and writer.enabled and self.model_share > 0 and self.rng.random() < self.model_share:
-            example = None
-            if kinds:  # one verified puzzle of the topic as the model's example (not emitted, not marked seen)
-                try:
-                    rec = puzzles.make_puzzle(kinds[0], 1, LETTERS4.index(letter_), random.Random(self._count), {},
-                                              id="example")
-                    example = filters.to_official_question(rec, subtopic)
-                except RuntimeError:  # no example this time; the prompt still states the JSON shape
-                    self.stats["example_failed"] += 1
-            question, reason = writer.write(topic, subtopic, letter_, deadline, example, provable=bool(kinds))
+            question, reason = writer.write(topic, subtopic, letter_, deadline, kinds=tuple(kinds))
             if question is not None:
                 meta["source"] = "model"
             else:

@@ -1,7 +1,8 @@
-"""Model-written questions: sample, recover the JSON, normalise it, and keep it only when it passes the
-format filter and, on a topic with generators, is proven: read back into a generator's structured puzzle
-(puzzles.prove_text: the writer is trained on the generators' wording) and solved, with the model's key the solver's.
-An optional checker (the kit's own A-agent) must also agree. Every rejection is counted by reason.
+"""Model-written questions: sample from the harness's own prompt, recover the JSON, normalise it, and keep it only when
+it passes the format filter and, on a topic with generators, is proven: read back into a generator's structured puzzle
+(puzzles.prove_text: the writer is trained on the generators' wording, helpers.agents.writer_data) and solved, with the
+model's key the solver's; the solver's deduction becomes its explanation. On a topic without generators an optional
+checker (the kit's own A-agent) must agree with the key instead. Every rejection is counted by reason.
 """
 
 from __future__ import annotations
@@ -17,27 +18,26 @@ from helpers.agents.json_repair import extract_json
 from helpers.records import normalize_text
 
 LETTERS4 = "ABCD"
-SYSTEM = ("You write one multiple-choice logic puzzle for a quiz. Reply with one JSON object only, no other text.")
-# Sampling as the organisers' reference Q-agent: temperature 0.7, top_p 0.9, repetition penalty 1.2.
+SYSTEM = "You are an expert examiner."  # what the organisers' harness sends as the system prompt
+# Sampling as the organisers' reference Q-agent: temperature 0.7, top_p 0.9, repetition penalty 1.2; 320 new tokens
+# hold a question JSON (a trained writer's reply is ~110 SmolLM2 tokens: it leaves the explanation to the solver).
 GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "max_new_tokens": 320}
 # Stop sampling this long before the question's budget ends: the fallback puzzle needs ~10 ms and the
 # key check one forward pass, so 0.5 s is ample even on a busy CPU.
 RESERVE_S = 0.5
 MAX_EXPLANATION_WORDS = 100
 _ANSWER = re.compile(r"^\s*(?:option\s+|answer\s*[:\-]?\s*)?[\(\[]?([A-Da-d])(?:[\)\]\.:,\s]|$)", re.IGNORECASE)
+# How far one attempt got, in order: a measurement counts the share that reached each (helpers.agents.writer_measure).
+STAGES = ("sampled", "json", "question", "filter", "proven", "accepted")
 
 
-def user_prompt(topic: str, subtopic: str, letter_: str, example: dict | None = None) -> str:
-    """The request: topic, the correct letter, the JSON shape; one verified example when one exists."""
-    shape = ('{"topic": "%s", "question": "...", "choices": ["A) ...", "B) ...", "C) ...", "D) ..."], '
-             '"answer": "%s", "explanation": "... (under 100 words)"}') % (subtopic, letter_)
-    text = (f"Write one hard multiple-choice question on {topic}: {subtopic}. It must be a self-contained puzzle "
-            f"in English with exactly one correct choice among four, and choice {letter_} must be the correct one. "
-            f"Keep the question under 60 words.\nReply with JSON only, in this shape:\n{shape}")
-    if example:
-        import json
-        text += "\nExample of a good question:\n" + json.dumps(example, ensure_ascii=False)
-    return text
+def harness_prompt(topic: str, subtopic: str, letter_: str) -> str:
+    """A question request as the organisers' harness words it (tournament-rules.md: the topic as
+    "<topic>/<subtopic>", the correct option named, the JSON shape): what the writer is trained on and asked."""
+    return (f"Generate an EXTREMELY DIFFICULT MCQ on topic: {topic}/{subtopic}.\n\n"
+            f"4. Single Correct Answer: Ensure that option {letter_} is only factually correct.\n"
+            f'RESPONSE FORMAT: {{"topic": "{subtopic}", "question": "...", "choices": ["A) ...", "B) ...", '
+            f'"C) ...", "D) ..."], "answer": "{letter_}", "explanation": "..."}}')
 
 
 def answer_letter(answer: Any, choices: list[str]) -> str | None:
@@ -94,7 +94,8 @@ def move_key(question: dict, letter_: str) -> dict:
 
 
 class ModelWriter:
-    """Samples questions from one member of the loaded model; switches itself off after repeated failures."""
+    """Samples questions from one member of the loaded model (the trained writer, config.WRITER, when there is one);
+    switches itself off after repeated failures. `reached` is how far the last attempt got (one of STAGES)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
                  max_failures: int = 5, gen: dict | None = None):
@@ -103,6 +104,7 @@ class ModelWriter:
         self.gen = {**GEN_DEFAULTS, **(gen or {})}
         self.failures_in_a_row = 0
         self.enabled = True
+        self.reached = STAGES[0]
         self.stats: Counter = Counter()
 
     def _sample(self, prompt: str, seconds: float) -> str:
@@ -131,35 +133,25 @@ class ModelWriter:
         return None, reason
 
     def write(self, topic: str, subtopic: str, letter_: str, deadline: timing.Deadline,
-              example: dict | None = None, provable: bool = True) -> tuple[dict | None, str | None]:
-        """One question whose key is `letter_`, or (None, rejection reason). provable: the topic has generators, so
-        the question must read back as one of their puzzles and be proven (else only the checker vouches)."""
+              kinds: tuple[str, ...] = ()) -> tuple[dict | None, str | None]:
+        """One question whose key is `letter_`, or (None, rejection reason). kinds: the topic's generator families;
+        with any, the question must read back as a puzzle of one of them and be proven, and it gets the solver's
+        deduction as its explanation; on a topic without generators only the checker (if any) vouches for the key."""
         self.stats["attempts"] += 1
+        self.reached = STAGES[0]
         seconds = deadline.left() - RESERVE_S
         if seconds <= 0.1:
             return self._reject("no_time")
         try:
-            raw = self._sample(user_prompt(topic, subtopic, letter_, example), seconds)
+            raw = self._sample(harness_prompt(topic, subtopic, letter_), seconds)
         except Exception as exc:  # a generation failure falls back to a verified puzzle, counted
             return self._reject(f"model_error:{type(exc).__name__}")
-        obj, how = extract_json(raw)
-        if obj is None:
-            return self._reject(how)
-        question, reason = normalize_question(obj, subtopic)
+        question, reason = self._checked(raw, subtopic, tuple(kinds))
         if question is None:
             return self._reject(reason)
-        result = filters.check_question(question, self.tokenizer)
-        if not result.ok:
-            return self._reject(f"filter:{result.reason}")
-        if provable:
-            index, _, why = puzzles.prove_text(question["question"], [strip_prefix(c) for c in question["choices"]])
-            if why is not None:
-                return self._reject(f"unproven:{why}")
-            if LETTERS4[index] != question["answer"]:
-                return self._reject("key_not_proven")
         if question["answer"] != letter_:
             question = move_key(question, letter_)
-        if self.checker is not None:
+        if self.checker is not None and not kinds:
             answers, meta = self.checker.answer([question])
             if meta[0]["source"] != "model":  # a fallback letter agreeing by chance proves nothing
                 return self._reject(f"check_failed:{meta[0]['reason']}")
@@ -167,4 +159,36 @@ class ModelWriter:
                 return self._reject("key_disagrees")
         self.failures_in_a_row = 0
         self.stats["accepted"] += 1
+        self.reached = "accepted"
+        return question, None
+
+    def _checked(self, raw: str, subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None]:
+        """The model's text as an official question that passes the filter and, on a topic with generator `kinds`,
+        is proven to be one of their puzzles (with the solver's deduction as its explanation); else (None, the first
+        check it failed). Sets `reached`."""
+        obj, how = extract_json(raw)
+        if obj is None:
+            return None, how
+        self.reached = "json"
+        question, reason = normalize_question(obj, subtopic)
+        if question is None:
+            return None, reason
+        self.reached = "question"
+        result = filters.check_question(question, self.tokenizer)
+        if not result.ok:
+            return None, f"filter:{result.reason}"
+        self.reached = "filter"
+        if not kinds:
+            return question, None
+        choices = [strip_prefix(c) for c in question["choices"]]
+        index, puzzle, why = puzzles.prove_text(question["question"], choices)
+        if why is not None:
+            return None, f"unproven:{why}"
+        if puzzle["kind"] not in kinds:  # a proven family puzzle asked for a seating topic is still off-topic
+            return None, f"off_topic:{puzzle['kind']}"
+        if LETTERS4[index] != question["answer"]:
+            return None, "key_not_proven"
+        self.reached = "proven"
+        words = puzzles.explain(puzzle, choices[index]).split()
+        question["explanation"] = " ".join(words[:MAX_EXPLANATION_WORDS - 1])
         return question, None

@@ -11,24 +11,16 @@ import random
 
 from helpers import filters, puzzles
 from helpers.agents import topics as topics_mod
+from helpers.agents.writer import SYSTEM, harness_prompt
 from helpers.records import LETTERS
-
-SYSTEM = "You are an expert examiner."  # what the organisers' harness sends as the system prompt
-
-
-def harness_prompt(topic: str, subtopic: str, letter_: str) -> str:
-    """A question request as the organisers' harness words it (tournament-rules.md: the topic as
-    "<topic>/<subtopic>", the correct option named, the JSON shape)."""
-    return (f"Generate an EXTREMELY DIFFICULT MCQ on topic: {topic}/{subtopic}.\n\n"
-            f"4. Single Correct Answer: Ensure that option {letter_} is only factually correct.\n"
-            f'RESPONSE FORMAT: {{"topic": "{subtopic}", "question": "...", "choices": ["A) ...", "B) ...", '
-            f'"C) ...", "D) ..."], "answer": "{letter_}", "explanation": "..."}}')
 
 
 def writer_reply(record: dict, subtopic: str) -> str:
-    """The reply a writer learns: the record as the official question JSON (compact, keys in the official order)."""
+    """The reply a writer learns: the record as the official question JSON (compact, keys in the official order)
+    without the explanation: the writer attaches the solver's own deduction once the question is proven, so the
+    model writes half the tokens (~110 instead of ~230 with SmolLM2's tokenizer) and never a wrong deduction."""
     question = filters.to_official_question(record, subtopic)
-    keys = ("topic", "question", "choices", "answer", "explanation")
+    keys = ("topic", "question", "choices", "answer")
     return json.dumps({k: question[k] for k in keys if k in question}, ensure_ascii=False)
 
 

@@ -250,6 +250,11 @@ def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | No
     return hits[0], puzzle, None
 
 
+def explain(puzzle: dict, answer: str) -> str:
+    """The solver's step-by-step deduction of `answer` (a choice's text) for a structured puzzle of any family."""
+    return _module(puzzle["kind"]).explain(puzzle, answer)
+
+
 def problems(record: dict) -> list[str]:
     """Every reason a generated record is unsound (empty when it verifies)."""
     try:

@@ -17,7 +17,7 @@ from helpers.layout import RunLayout
 from helpers.report.render import Block, to_html, to_markdown
 from helpers.report.sections import (STAGES, UNEXPECTED, VERDICT, Ctx, accuracy_section, curriculum_section,
                                      data_section, ensemble_section, env_section, evaluation_section,
-                                     match_section, models_section, nb_link, num, pct)
+                                     match_section, models_section, nb_link, num, pct, writer_section)
 
 
 def _header(ctx: Ctx) -> list[Block]:
@@ -143,6 +143,7 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
         acc = [("note", f"unexpected content in eval/summary.json or ensemble/summary.json ({type(exc).__name__}: {exc})")]
     out += acc or [("note", "not run: notebooks/06_validate.ipynb and notebooks/07_ensemble.ipynb")]
     out += ev_blocks + ens_blocks
+    _section(ctx, out, "Question writer", ctx.rel(lay.writer_report), "08", writer_section)
     tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "08", match_section)
     try:
         glance = _glance(ctx, env, data, ev, ens, tour)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers.config import WRITER
 from helpers.evaluate import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
@@ -16,7 +17,7 @@ from helpers.report.render import Block
 
 # design.md's artifact table: which notebook writes what, so a missing file names the notebook to run.
 STAGES = NOTEBOOKS  # "03" -> "03_train_model1_lora"
-MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05"}
+MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05", WRITER: "08"}
 VERDICT = {"pass": "ready", "info": "ready (see the notes)", "warn": "usable, with warnings",
            "fail": "NOT ready: fix the failures below before training"}
 # What a well-formed file can still get wrong (a missing key, a list where a dict was expected, ...).
@@ -339,3 +340,19 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                       num(v.get("max_s"), 3), num(v.get("limit_s"), 1), num(v.get("over_limit"))]
                      for k, v in lat.items()]))
     return out + [plot(ctx, ctx.rel(ctx.lay.agents_plot(n)), n) for n in ("latency", "match")]
+
+
+def writer_section(ctx: Ctx, rep: dict) -> list[Block]:
+    """agents/writer.json: the base and the trained question writer on the same requests, and the share chosen."""
+    rows = [[m, pct(r["json_share"]), pct(r["filter_share"]), f"{pct(r['proven_share'])} ({r['proven']}/{r['requests']})",
+             num(r.get("seconds_mean"), 2), num(r.get("seconds_p90"), 2),
+             ", ".join(f"{k} {v}" for k, v in sorted((r.get("rejected") or {}).items(), key=lambda kv: -kv[1])[:4])]
+            for m, r in ((name, rep[name]) for name in ("base", WRITER) if name in rep)]
+    out: list[Block] = [("table", ["model", "JSON", "passes the filter", "proven, right key", "s a question",
+                                   "p90 s", "most common rejections"], rows),
+                        ("p", f"Budget {num(rep.get('budget_s'), 1)} s a question. {rep.get('why', '')}.")]
+    accepted = (rep.get(WRITER) or {}).get("accepted") or []
+    if accepted:
+        out.append(("p", f"A proven question the writer wrote: {accepted[0]['question']} "
+                         f"{' '.join(accepted[0]['choices'])} (key {accepted[0]['answer']})"))
+    return out

@@ -1,0 +1,95 @@
+"""The question writer's stage: training chats (helpers.agents.writer_data) -> its own adapter (config.WRITER under
+runs/<run>/models/), trained by the machinery of notebooks 03-05 (helpers.train.train_adapter) with the profile's
+`writer:` settings, then measured against the base (helpers.agents.writer_measure). Notebook 08 runs it; so can a shell:
+
+    python -m helpers.agents.writer_train --profile cpu [--run NAME] [--overrides JSON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from helpers import config, curriculum, io
+from helpers.agents import build, timing, writer_data, writer_measure
+from helpers.config import WRITER
+from helpers.io import stamp
+from helpers.layout import RunLayout
+from helpers.models.members import BASE
+
+
+def writer_profile(cfg: dict) -> dict:
+    """The profile train_adapter sees for the writer: its adapter the only model, one chunk, the writer's own
+    rate (constant after the warm-up), epochs and length limit; the rest (batch, optimizer, threads) the profile's."""
+    w = cfg["writer"]
+    return {**cfg, "models": {WRITER: w["adapter"]}, "curriculum": {**cfg["curriculum"], "chunks": 1},
+            "model": {**cfg["model"], "max_seq_len": w["max_seq_len"]},
+            "train": {**cfg["train"], "lr_start": w["lr"], "lr_end": w["lr"], "epochs_per_chunk": w["epochs"]}}
+
+
+def build_data(cfg: dict) -> Path:
+    """runs/<run>/agents/writer_train.jsonl: writer.examples chats over the Q-agent's families, every level and letter
+    (deterministic for the profile's seed, so a rebuild resumes the same training)."""
+    w, lay = cfg["writer"], RunLayout.of(cfg)
+    if w["examples"] <= 0:
+        raise ValueError("writer.examples is 0: this profile trains no question writer")
+    records = writer_data.writer_records(w["examples"], seed=cfg["seed"], topics=build.read_topics(cfg),
+                                         kinds=tuple(cfg["agents"]["puzzle_kinds"]))
+    lay.made(lay.agents_dir)
+    io.write_jsonl(lay.writer_data, curriculum.order_and_chunk(records, chunks=1, seed=cfg["seed"]))
+    return lay.writer_data
+
+
+def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:
+    """Build the chats and train the writer's adapter (resumable like the others); returns its training summary."""
+    from helpers.train import train_adapter
+    data = build_data(cfg)
+    return train_adapter(writer_profile(cfg), WRITER, curriculum_path=data,
+                         out_dir=RunLayout.of(cfg).model_dir(WRITER), resume=resume, progress=progress,
+                         recommendation=recommendation)
+
+
+def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None) -> dict:
+    """Base against trained writer on cfg["writer"]["measure"] requests; writes agents/writer.json and returns it.
+    model/tokenizer: a team model that already holds the writer's adapter (else the base and writer are loaded)."""
+    if model is None:
+        model, tokenizer, _ = build.load_team_model(cfg, [BASE, WRITER], recommendation)
+    acfg = cfg["agents"]
+    budget = timing.budget(acfg["question_time_limit_s"], acfg["time_margin"])
+    kinds = acfg["puzzle_kinds"]
+    asks = writer_measure.requests(build.read_topics(cfg), cfg["writer"]["measure"], kinds)
+    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg["seed"], kinds) for m in (BASE, WRITER)}
+    share, why = writer_measure.justified_share(report)
+    report.update(budget_s=budget, justified_share=share, why=f"model_question_share {share:g}: {why}")
+    lay = RunLayout.of(cfg)
+    lay.made(lay.agents_dir)
+    io.write_json(lay.writer_report, {**report, **stamp({"writer": cfg["writer"]})})
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: train the profile's writer, measure it against the base, write agents/writer.json."""
+    from helpers import env
+    ap = argparse.ArgumentParser(prog="python -m helpers.agents.writer_train", description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="smoke", help=f"one of {', '.join(config.available_profiles())}")
+    ap.add_argument("--run", default=None, help="run name (default: the profile's)")
+    ap.add_argument("--overrides", default="{}", help='JSON of dotted keys, e.g. \'{"writer.examples": 400}\'')
+    args = ap.parse_args(argv)
+    try:
+        cfg = config.load_profile(args.profile, args.run, json.loads(args.overrides or "{}"))
+        rec = env.read_recommendation(cfg)
+        summary = train(cfg, recommendation=rec, progress="lines")
+    except (KeyError, ValueError) as exc:  # InputError is a ValueError: it names the file and key
+        print(f"writer_train: {exc}", file=sys.stderr)
+        return 2
+    print(f"[writer] trained: loss {summary['first_loss']} -> {summary['last_loss']}, {summary['wall_seconds']:.0f}s")
+    report = measure_run(cfg, recommendation=rec)
+    print(writer_measure.describe(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
