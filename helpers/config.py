@@ -168,11 +168,13 @@ SCHEMA: dict[str, Any] = {
     "models": MODELS,
     "eval": {"batch_size": integer(1), "max_questions": integer(0)},
     # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.writer_train).
-    "writer": {"examples": integer(0), "adapter": ADAPTER_SCHEMA, "lr": number(low=0),
+    "writer": {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)), "adapter": ADAPTER_SCHEMA,
+               "lr": number(low=0),
                "epochs": number(low=0.01), "max_seq_len": integer(1), "measure": integer(1)},
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
                "model_question_share": share_or_auto, "writer_max_failures": integer(1),
+               "writer_candidates": integer(1),
                "puzzle_kinds": list_of(puzzle_kind), "puzzle_levels": list_of(one_of_int(1, 2, 3)),
                "puzzle_candidates": integer(1), "answer_chunk_size": integer(1)},
 }

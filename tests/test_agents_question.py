@@ -190,7 +190,7 @@ class FakeWriterModel:
 
     def __call__(self, prompt, seconds):
         assert seconds > 0
-        return self.texts.pop(0)
+        return [self.texts.pop(0)]
 
 
 class AgreeingChecker:

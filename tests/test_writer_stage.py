@@ -50,11 +50,13 @@ def test_the_writer_trains_alone_in_one_chunk_at_its_own_rate_and_length():
 
 def test_the_writer_chats_are_built_over_the_q_agents_families(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
-    cfg = config.load_profile("smoke", "w", {"writer.examples": 12, "agents.puzzle_kinds": ["family", "family_coded"]})
+    cfg = config.load_profile("smoke", "w", {"writer.examples": 12, "agents.puzzle_kinds": ["family", "family_coded"],
+                                             "writer.levels": [1, 3]})
     path = writer_train.build_data(cfg)
-    rows = list(io.iter_jsonl(path))
-    assert path == RunLayout.of(cfg).writer_data and len(rows) == 12
-    assert {r["puzzle"]["kind"] for _, r in rows} == {"family", "family_coded"} and {r["chunk"] for _, r in rows} == {0}
+    rows = [r for _, r in io.iter_jsonl(path)]
+    assert path == RunLayout.of(cfg).writer_data and len(rows) == 12 and {r["chunk"] for r in rows} == {0}
+    assert {(r["puzzle"]["kind"], r["puzzle"]["level"]) for r in rows} == {
+        (k, lv) for k in ("family", "family_coded") for lv in (1, 3)}
     with pytest.raises(ValueError, match="writer.examples is 0"):
         writer_train.build_data(config.load_profile("smoke", "w", {"writer.examples": 0}))
 
@@ -80,7 +82,7 @@ def test_the_measurement_counts_how_far_each_reply_got(tok, monkeypatch):
         (family, _reply(rec)),                                                 # proven
     ]
     replies = iter(text for _, text in asked)
-    monkeypatch.setattr(ModelWriter, "_sample", lambda self, prompt, seconds: next(replies))
+    monkeypatch.setattr(ModelWriter, "_sample", lambda self, prompt, seconds: [next(replies)])
     report = writer_measure.measure(None, tok, "writer", [(*pair, "B") for pair, _ in asked], budget_s=5.0, seed=1)
     shares = (report["json_share"], report["filter_share"], report["proven_share"])
     assert shares == pytest.approx((6 / 7, 4 / 7, 1 / 7), abs=1e-4) and report["proven"] == 1
@@ -136,3 +138,18 @@ def test_the_export_takes_the_writer_only_when_the_q_agent_uses_it(tmp_path, mon
     assert conf["agents"]["model_question_share"] == share
     assert (conf["writer"] == WRITER) is exported and (WRITER in conf["adapters"]) is exported
     assert (tmp_path / "out" / "adapters" / WRITER).is_dir() is exported
+
+
+def test_of_the_replies_sampled_together_the_first_proven_is_kept_else_the_furthest_reason(tok):
+    import random
+    from helpers.agents import timing
+    rec = puzzles.make_puzzle("family", 1, 2, random.Random(4), {}, id="c")  # key at C
+    family = next(p for p in topics_mod.pairs(TOPICS) if "family" in topics_mod.generator_kinds(*p))
+    writer = ModelWriter(None, tok, candidates=3)
+    batches = iter([["no json", _reply(rec, answer="A"), _reply(rec)], ["no json", _reply(rec, question="w " * 200)]])
+    writer._sample = lambda prompt, seconds: next(batches)
+    question, why = writer.write(*family, "C", timing.Deadline(5.0), kinds=("family",))
+    assert why is None and question["answer"] == "C" and writer.reached == "accepted"
+    question, why = writer.write(*family, "C", timing.Deadline(5.0), kinds=("family",))
+    assert question is None and why == "filter:question_too_long" and writer.reached == "question"
+    assert writer.candidates == 3 and ModelWriter(None, tok, candidates=0).candidates == 1

@@ -95,19 +95,21 @@ def move_key(question: dict, letter_: str) -> dict:
 
 class ModelWriter:
     """Samples questions from one member of the loaded model (the trained writer, config.WRITER, when there is one);
-    switches itself off after repeated failures. `reached` is how far the last attempt got (one of STAGES)."""
+    switches itself off after repeated failures. `candidates` replies are sampled together (one batched generate)
+    and the first that passes every check is kept: proof-filtered sampling, nearly free on a GPU. `reached` is
+    how far the last attempt's best reply got (one of STAGES)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
-                 max_failures: int = 5, gen: dict | None = None):
+                 max_failures: int = 5, candidates: int = 1, gen: dict | None = None):
         self.model, self.tokenizer, self.member, self.checker = model, tokenizer, member, checker
-        self.max_failures = int(max_failures)
+        self.max_failures, self.candidates = int(max_failures), max(1, int(candidates))
         self.gen = {**GEN_DEFAULTS, **(gen or {})}
         self.failures_in_a_row = 0
         self.enabled = True
         self.reached = STAGES[0]
         self.stats: Counter = Counter()
 
-    def _sample(self, prompt: str, seconds: float) -> str:
+    def _sample(self, prompt: str, seconds: float) -> list[str]:
         import torch
         from helpers import scoring
         from helpers.prompts import render_messages
@@ -121,8 +123,8 @@ class ModelWriter:
                                       max_new_tokens=min(1024, int(self.gen["max_new_tokens"])),
                                       temperature=float(self.gen["temperature"]), top_p=float(self.gen["top_p"]),
                                       repetition_penalty=float(self.gen["repetition_penalty"]),
-                                      pad_token_id=self.tokenizer.pad_token_id)
-        return self.tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+                                      num_return_sequences=self.candidates, pad_token_id=self.tokenizer.pad_token_id)
+        return self.tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
 
     def _reject(self, reason: str) -> tuple[None, str]:
         self.stats[reason] += 1
@@ -143,10 +145,10 @@ class ModelWriter:
         if seconds <= 0.1:
             return self._reject("no_time")
         try:
-            raw = self._sample(harness_prompt(topic, subtopic, letter_), seconds)
+            replies = self._sample(harness_prompt(topic, subtopic, letter_), seconds)
         except Exception as exc:  # a generation failure falls back to a verified puzzle, counted
             return self._reject(f"model_error:{type(exc).__name__}")
-        question, reason = self._checked(raw, subtopic, tuple(kinds))
+        question, reason = self._best(replies, subtopic, tuple(kinds))
         if question is None:
             return self._reject(reason)
         if question["answer"] != letter_:
@@ -162,33 +164,43 @@ class ModelWriter:
         self.reached = "accepted"
         return question, None
 
-    def _checked(self, raw: str, subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None]:
-        """The model's text as an official question that passes the filter and, on a topic with generator `kinds`,
-        is proven to be one of their puzzles (with the solver's deduction as its explanation); else (None, the first
-        check it failed). Sets `reached`."""
+    def _best(self, replies: list[str], subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None]:
+        """The first reply that passes every check, else (None, the reason of the reply that got furthest);
+        sets `reached` to how far the best reply got."""
+        best_reason, best_stage = "no_reply", 0
+        for raw in replies:
+            question, reason, stage = self._checked(raw, subtopic, kinds)
+            if question is not None:
+                self.reached = STAGES[stage]
+                return question, None
+            if stage > best_stage or best_reason == "no_reply":
+                best_reason, best_stage = reason, stage
+        self.reached = STAGES[best_stage]
+        return None, best_reason
+
+    def _checked(self, raw: str, subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None, int]:
+        """(question, None, stage) for a reply that is an official question passing the filter and, on a topic with
+        generator `kinds`, proven to be one of their puzzles (the solver's deduction as its explanation); else
+        (None, the first check it failed, the index in STAGES of the last check it passed)."""
         obj, how = extract_json(raw)
         if obj is None:
-            return None, how
-        self.reached = "json"
+            return None, how, 0
         question, reason = normalize_question(obj, subtopic)
         if question is None:
-            return None, reason
-        self.reached = "question"
+            return None, reason, 1
         result = filters.check_question(question, self.tokenizer)
         if not result.ok:
-            return None, f"filter:{result.reason}"
-        self.reached = "filter"
+            return None, f"filter:{result.reason}", 2
         if not kinds:
-            return question, None
+            return question, None, 3
         choices = [strip_prefix(c) for c in question["choices"]]
         index, puzzle, why = puzzles.prove_text(question["question"], choices)
         if why is not None:
-            return None, f"unproven:{why}"
+            return None, f"unproven:{why}", 3
         if puzzle["kind"] not in kinds:  # a proven family puzzle asked for a seating topic is still off-topic
-            return None, f"off_topic:{puzzle['kind']}"
+            return None, f"off_topic:{puzzle['kind']}", 3
         if LETTERS4[index] != question["answer"]:
-            return None, "key_not_proven"
-        self.reached = "proven"
+            return None, "key_not_proven", 3
         words = puzzles.explain(puzzle, choices[index]).split()
         question["explanation"] = " ".join(words[:MAX_EXPLANATION_WORDS - 1])
-        return question, None
+        return question, None, 4

@@ -34,13 +34,15 @@ def requests(topics: dict, n: int, kinds: Sequence[str] = puzzles.KINDS) -> list
 
 
 def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, str]], budget_s: float,
-            seed: int, kinds: Sequence[str] = puzzles.KINDS) -> dict:
+            seed: int, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1) -> dict:
     """One member's writing, each request on a fresh question budget: shares reaching each check, seconds per
     question, rejections by reason and up to two accepted questions. A question is on topic when it is proven to
-    be a puzzle of one of the topic's families among `kinds` (the Q-agent's agents.puzzle_kinds)."""
+    be a puzzle of one of the topic's families among `kinds` (the Q-agent's agents.puzzle_kinds); `candidates`
+    replies are sampled per question as the Q-agent samples them (agents.writer_candidates)."""
     import torch
     torch.manual_seed(seed)
-    writer = ModelWriter(model, tokenizer, member=member, max_failures=len(asks) + 1)  # never switched off here
+    writer = ModelWriter(model, tokenizer, member=member, max_failures=len(asks) + 1,  # never switched off here
+                         candidates=candidates)
     reached, seconds, accepted = Counter(), [], []
     for topic, subtopic, letter_ in asks:
         t0 = time.perf_counter()

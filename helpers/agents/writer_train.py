@@ -31,13 +31,13 @@ def writer_profile(cfg: dict) -> dict:
 
 
 def build_data(cfg: dict) -> Path:
-    """runs/<run>/agents/writer_train.jsonl: writer.examples chats over the Q-agent's families, every level and letter
-    (deterministic for the profile's seed, so a rebuild resumes the same training)."""
+    """runs/<run>/agents/writer_train.jsonl: writer.examples chats over the Q-agent's families x writer.levels x
+    letters (deterministic for the profile's seed, so a rebuild resumes the same training)."""
     w, lay = cfg["writer"], RunLayout.of(cfg)
     if w["examples"] <= 0:
         raise ValueError("writer.examples is 0: this profile trains no question writer")
     records = writer_data.writer_records(w["examples"], seed=cfg["seed"], topics=build.read_topics(cfg),
-                                         kinds=tuple(cfg["agents"]["puzzle_kinds"]))
+                                         kinds=tuple(cfg["agents"]["puzzle_kinds"]), levels=tuple(w["levels"]))
     lay.made(lay.agents_dir)
     io.write_jsonl(lay.writer_data, curriculum.order_and_chunk(records, chunks=1, seed=cfg["seed"]))
     return lay.writer_data
@@ -61,7 +61,8 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommen
     budget = timing.budget(acfg["question_time_limit_s"], acfg["time_margin"])
     kinds = acfg["puzzle_kinds"]
     asks = writer_measure.requests(build.read_topics(cfg), cfg["writer"]["measure"], kinds)
-    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg["seed"], kinds) for m in (BASE, WRITER)}
+    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg["seed"], kinds,
+                                        acfg["writer_candidates"]) for m in (BASE, WRITER)}
     share, why = writer_measure.justified_share(report)
     report.update(budget_s=budget, justified_share=share, why=f"model_question_share {share:g}: {why}")
     lay = RunLayout.of(cfg)
