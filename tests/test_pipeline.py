@@ -28,7 +28,8 @@ STAGE_ARTIFACTS = {
     "05": ["models/model3_dora/summary.json", "models/model3_dora/metrics.jsonl"],
     "06": ["eval/summary.json"],
     "07": ["ensemble/summary.json"],
-    "08": ["agents/tournament.json", "agents/filtered_questions.json", "agents/filtered_answers.json"],
+    "08": ["agents/writer_train.jsonl", "models/writer/adapter/adapter_config.json", "agents/writer.json",
+           "agents/tournament.json", "agents/filtered_questions.json", "agents/filtered_answers.json"],
 }
 
 
@@ -129,6 +130,20 @@ def test_a_passing_pipeline_prints_no_error_or_traceback(smoke_run):
     lines = (run.parent / "terminal.txt").read_text(encoding="utf-8", errors="replace").splitlines()
     bad = [line for line in lines if "ERROR" in line or "Traceback" in line]
     assert not bad, "\n".join(bad[:10])
+
+
+@pytest.mark.pipeline
+def test_the_smoke_writer_is_trained_measured_and_fielded_as_its_measurement_says(smoke_run):
+    from helpers.agents.writer_measure import justified_share
+    run, _ = smoke_run
+    rep = json.loads((run / "agents" / "writer.json").read_text())
+    share, _ = justified_share(rep)
+    assert rep["base"]["requests"] == rep["writer"]["requests"] == 8 and rep["justified_share"] == share
+    assert json.loads((run / "models" / "writer" / "summary.json").read_text())["chunks_done"] == 1
+    sources = json.loads((run / "agents" / "tournament.json").read_text())["questions"]["sources"]
+    assert ("model" in sources) <= (share > 0), sources  # auto: the writer asks only if its measurement earned it
+    conf = json.loads((run / "agents" / "export" / "kit_agent.json").read_text())
+    assert conf["agents"]["model_question_share"] == share and (conf["writer"] is not None) == (share > 0)
 
 
 @pytest.mark.pipeline

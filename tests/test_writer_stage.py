@@ -152,4 +152,5 @@ def test_of_the_replies_sampled_together_the_first_proven_is_kept_else_the_furth
     assert why is None and question["answer"] == "C" and writer.reached == "accepted"
     question, why = writer.write(*family, "C", timing.Deadline(5.0), kinds=("family",))
     assert question is None and why == "filter:question_too_long" and writer.reached == "question"
+    assert writer.replies == {"sampled": 2, "filter": 1, "proven": 1, "question": 1}  # every reply, by stage
     assert writer.candidates == 3 and ModelWriter(None, tok, candidates=0).candidates == 1

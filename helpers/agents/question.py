@@ -1,7 +1,8 @@
 """The Q-agent: official-format questions for the challenge's topics, each checked by the format filter.
 
-Sources, per question: the fine-tuned model (a share of questions, kept only when it passes the filter
-and the kit's A-agent agrees with its key; see helpers.agents.writer), the verified puzzle generators
+Sources, per question: the question writer (a share of questions, kept only when it passes the filter and
+is proven, on a topic with generators, or the kit's A-agent agrees with its key; see helpers.agents.writer),
+the verified puzzle generators
 (every answer key proven by the solver), a team's own question bank for topics without a generator, and
 last a counted off-topic puzzle so the agent never goes silent. Answer letters come from shuffled
 blocks of A-D (any 4n consecutive questions hold n of each), unless a harness prompt names the letter.

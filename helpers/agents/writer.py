@@ -19,9 +19,10 @@ from helpers.records import normalize_text
 
 LETTERS4 = "ABCD"
 SYSTEM = "You are an expert examiner."  # what the organisers' harness sends as the system prompt
-# Sampling as the organisers' reference Q-agent: temperature 0.7, top_p 0.9, repetition penalty 1.2; 320 new tokens
-# hold a question JSON (a trained writer's reply is ~110 SmolLM2 tokens: it leaves the explanation to the solver).
-GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "max_new_tokens": 320}
+# Sampling as the organisers' reference Q-agent: temperature 0.7, top_p 0.9, repetition penalty 1.2. 200 new tokens
+# hold any question JSON the 130-token filter lets through (a trained writer's reply is ~80-110 SmolLM2 tokens: it
+# leaves the explanation to the solver), so a reply that rambles is cut early instead of eating the budget.
+GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "max_new_tokens": 200}
 # Stop sampling this long before the question's budget ends: the fallback puzzle needs ~10 ms and the
 # key check one forward pass, so 0.5 s is ample even on a busy CPU.
 RESERVE_S = 0.5
@@ -108,6 +109,7 @@ class ModelWriter:
         self.enabled = True
         self.reached = STAGES[0]
         self.stats: Counter = Counter()
+        self.replies: Counter = Counter()  # every sampled reply by the furthest stage it reached
 
     def _sample(self, prompt: str, seconds: float) -> list[str]:
         import torch
@@ -167,16 +169,16 @@ class ModelWriter:
     def _best(self, replies: list[str], subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None]:
         """The first reply that passes every check, else (None, the reason of the reply that got furthest);
         sets `reached` to how far the best reply got."""
-        best_reason, best_stage = "no_reply", 0
-        for raw in replies:
+        kept, best_reason, best_stage = None, "no_reply", 0
+        for raw in replies:  # every reply is checked (cheap next to sampling), so `replies` counts them all
             question, reason, stage = self._checked(raw, subtopic, kinds)
-            if question is not None:
-                self.reached = STAGES[stage]
-                return question, None
-            if stage > best_stage or best_reason == "no_reply":
+            self.replies[STAGES[stage]] += 1
+            if question is not None and kept is None:
+                kept, best_stage = question, stage
+            elif kept is None and (stage > best_stage or best_reason == "no_reply"):
                 best_reason, best_stage = reason, stage
         self.reached = STAGES[best_stage]
-        return None, best_reason
+        return (kept, None) if kept is not None else (None, best_reason)
 
     def _checked(self, raw: str, subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None, int]:
         """(question, None, stage) for a reply that is an official question passing the filter and, on a topic with

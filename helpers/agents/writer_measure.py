@@ -56,7 +56,9 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
     at_least = {stage: sum(reached[s] for s in STAGES[STAGES.index(stage):]) for stage in STAGES}
     rejected = {k: v for k, v in writer.stats.items() if k not in ("attempts", "accepted")}
     return {"member": member, "requests": n, **{f"{k}_share": round(at_least[s] / n, 4) for k, s in SHARES.items()},
-            "proven": at_least["proven"], "seconds_mean": round(sum(seconds) / n, 3),
+            "proven": at_least["proven"], "candidates": writer.candidates, "replies": sum(writer.replies.values()),
+            "proven_replies": writer.replies["proven"] + writer.replies["accepted"],
+            "seconds_mean": round(sum(seconds) / n, 3),
             "seconds_p50": round(timing.percentile(seconds, 50), 3),
             "seconds_p90": round(timing.percentile(seconds, 90), 3), "rejected": rejected, "accepted": accepted}
 
