@@ -154,3 +154,30 @@ def test_of_the_replies_sampled_together_the_first_proven_is_kept_else_the_furth
     assert question is None and why == "filter:question_too_long" and writer.reached == "question"
     assert writer.replies == {"sampled": 2, "filter": 1, "proven": 1, "question": 1}  # every reply, by stage
     assert writer.candidates == 3 and ModelWriter(None, tok, candidates=0).candidates == 1
+
+
+def test_the_exported_q_agent_writes_with_the_trained_writer(tmp_path, monkeypatch):
+    """A tiny writer trained by the stage, exported with the share on: the harness's QAgent loads it as its writer
+    and every question it returns still passes the filter (a toy writer's replies fail and puzzles replace them)."""
+    import torch
+    from helpers import filters
+    from helpers.agents.harness import CONFIG_NAME, KitQAgent
+    from _tiny import cpu_recommendation
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setattr(export, "vendor_helpers", lambda out: 0)
+    cfg = config.load_profile("smoke", "exported-writer", {"writer.examples": 8, "writer.measure": 2})
+    threads = torch.get_num_threads()
+    try:
+        writer_train.train(cfg, recommendation=cpu_recommendation(), progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    sel = {"members": ["base"], "weights": None, "best_member": "base", "method": "soft"}
+    conf = export.export(cfg, tmp_path / "out", sel=sel, model_question_share=1.0)
+    qagent = KitQAgent(config=str(tmp_path / "out" / CONFIG_NAME))
+    assert conf["writer"] == WRITER and qagent.agent.writer.member == WRITER
+    from helpers.agents.writer import harness_prompt
+    prompt = harness_prompt(*topics_mod.pairs(TOPICS)[0], "B")
+    texts, _, _ = qagent.generate_response([prompt], "You are an examiner.", max_new_tokens=64)
+    question = json.loads(texts[0])
+    assert filters.check_question(question, qagent.tokenizer).ok and question["answer"] == "B"
+    assert qagent.agent.writer.stats["attempts"] == 1

@@ -22,7 +22,7 @@ from helpers.models.members import BASE
 # A writer earns the Q-agent's questions when it proves at least half of what it writes: below that, most of
 # each question's budget goes on attempts that end as a generated puzzle anyway.
 MIN_PROVEN_SHARE = 0.5
-SHARES = {"json": "json", "filter": "filter", "proven": "proven"}  # report key -> the stage an attempt must reach
+SHARES = ("json", "filter", "proven")  # reported as "<stage>_share": the share of requests that got that far
 
 
 def requests(topics: dict, n: int, kinds: Sequence[str] = puzzles.KINDS) -> list[tuple[str, str, str]]:
@@ -55,7 +55,7 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
     n = len(asks)
     at_least = {stage: sum(reached[s] for s in STAGES[STAGES.index(stage):]) for stage in STAGES}
     rejected = {k: v for k, v in writer.stats.items() if k not in ("attempts", "accepted")}
-    return {"member": member, "requests": n, **{f"{k}_share": round(at_least[s] / n, 4) for k, s in SHARES.items()},
+    return {"member": member, "requests": n, **{f"{s}_share": round(at_least[s] / n, 4) for s in SHARES},
             "proven": at_least["proven"], "candidates": writer.candidates, "replies": sum(writer.replies.values()),
             "proven_replies": writer.replies["proven"] + writer.replies["accepted"],
             "seconds_mean": round(sum(seconds) / n, 3),
