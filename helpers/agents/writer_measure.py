@@ -34,7 +34,7 @@ def requests(topics: dict, n: int, kinds: Sequence[str] = puzzles.KINDS) -> list
 
 
 def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, str]], budget_s: float,
-            seed: int, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1) -> dict:
+            seed: int, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1, gen: dict | None = None) -> dict:
     """One member's writing, each request on a fresh question budget: shares reaching each check, seconds per
     question, rejections by reason and up to two accepted questions. A question is on topic when it is proven to
     be a puzzle of one of the topic's families among `kinds` (the Q-agent's agents.puzzle_kinds); `candidates`
@@ -42,7 +42,7 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
     import torch
     torch.manual_seed(seed)
     writer = ModelWriter(model, tokenizer, member=member, max_failures=len(asks) + 1,  # never switched off here
-                         candidates=candidates)
+                         candidates=candidates, gen=gen)
     reached, seconds, accepted = Counter(), [], []
     for topic, subtopic, letter_ in asks:
         t0 = time.perf_counter()

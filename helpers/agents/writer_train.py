@@ -52,9 +52,11 @@ def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None
                          recommendation=recommendation)
 
 
-def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None) -> dict:
+def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,
+                gen: dict | None = None) -> dict:
     """Base against trained writer on cfg["writer"]["measure"] requests; writes agents/writer.json and returns it.
-    model/tokenizer: a team model that already holds the writer's adapter (else the base and writer are loaded)."""
+    model/tokenizer: a team model that already holds the writer's adapter (else the base and writer are loaded);
+    gen: sampling settings over the writer's defaults (e.g. a lower max_new_tokens)."""
     if model is None:
         model, tokenizer, _ = build.load_team_model(cfg, [BASE, WRITER], recommendation)
     acfg = cfg["agents"]
@@ -62,7 +64,7 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommen
     kinds = acfg["puzzle_kinds"]
     asks = writer_measure.requests(build.read_topics(cfg), cfg["writer"]["measure"], kinds)
     report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg["seed"], kinds,
-                                        acfg["writer_candidates"]) for m in (BASE, WRITER)}
+                                        acfg["writer_candidates"], gen) for m in (BASE, WRITER)}
     share, why = writer_measure.justified_share(report)
     report.update(budget_s=budget, justified_share=share, why=f"model_question_share {share:g}: {why}")
     lay = RunLayout.of(cfg)
