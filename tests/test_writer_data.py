@@ -42,6 +42,15 @@ def test_every_reply_is_a_proven_question_whose_key_is_the_requested_letter(reco
         assert why is None and "ABCD"[index] == asked and puzzle["kind"] == rec["puzzle"]["kind"]
 
 
+def test_every_family_and_level_is_taught_every_letter():
+    kinds, levels = ("seating_linear", "family", "family_pointing"), (1, 2)
+    recs = writer_data.writer_records(32, seed=3, topics=TOPICS, kinds=kinds, levels=levels)  # 8 seating, 16 family
+    taught = {(r["puzzle"]["kind"], r["puzzle"]["level"], json.loads(r["chat"][2]["content"])["answer"]) for r in recs}
+    assert taught == {(k, lv, x) for k in kinds for lv in levels for x in "ABCD"}
+    one = writer_data.writer_records(8, seed=3, topics=TOPICS, kinds=("family_pointing",), levels=(1,))
+    assert [json.loads(r["chat"][2]["content"])["answer"] for r in one] == list("ABCDABCD")  # one combination too
+
+
 def test_every_family_and_level_and_letter_is_taught(records):
     combos = Counter((r["puzzle"]["kind"], r["puzzle"]["level"]) for r in records)
     assert set(combos) == {(k, lv) for k in puzzles.KINDS for lv in puzzles.LEVELS}

@@ -112,8 +112,16 @@ def test_auto_reads_the_runs_measurement_and_a_number_is_kept(tmp_path, monkeypa
     assert cfg["agents"]["model_question_share"] == "auto" and build.agents_cfg(cfg)["model_question_share"] == 0.0
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
-    io.write_json(lay.writer_report, {"base": {"proven_share": 0.0}, WRITER: {"proven_share": 0.75}})
+    measured = {"base": {"proven_share": 0.0}, WRITER: {"proven_share": 0.75}, "params": {"writer": cfg["writer"]}}
+    io.write_json(lay.writer_report, measured)
+    share, why = writer_measure.share_for_run(cfg)
+    assert share == 0.0 and "adapter is missing" in why  # a measurement of a writer that is not there earns nothing
+    _fake_adapter(lay.adapter_dir(WRITER))
     assert build.agents_cfg(cfg)["model_question_share"] == 1.0
+    io.write_json(lay.writer_report, {**measured, "params": {"writer": {**cfg["writer"], "examples": 7}}})
+    share, why = writer_measure.share_for_run(cfg)
+    assert share == 0.0 and "other writer settings" in why
+    io.write_json(lay.writer_report, measured)
     assert build.agents_cfg(cfg, model_question_share=0.2)["model_question_share"] == 0.2
     assert writer_measure.share_for_run(config.load_profile("smoke", "auto", {"agents.model_question_share": 0.4}))[
         0] == 0.4
@@ -180,4 +188,6 @@ def test_the_exported_q_agent_writes_with_the_trained_writer(tmp_path, monkeypat
     texts, _, _ = qagent.generate_response([prompt], "You are an examiner.", max_new_tokens=64)
     question = json.loads(texts[0])
     assert filters.check_question(question, qagent.tokenizer).ok and question["answer"] == "B"
-    assert qagent.agent.writer.stats["attempts"] == 1
+    assert qagent.agent.writer.stats["attempts"] == 1 and qagent.agent.writer.gen["max_new_tokens"] == 64
+    qagent.generate_response(prompt, "You are an examiner.", max_new_tokens=1024)  # the harness's budget
+    assert qagent.agent.writer.gen["max_new_tokens"] == 200  # bounds the writer's cap, never raises it

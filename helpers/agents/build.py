@@ -66,7 +66,8 @@ def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name:
     share = acfg["model_question_share"]
     if model is not None and share > 0:
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
-                             max_failures=acfg["writer_max_failures"], candidates=acfg["writer_candidates"])
+                             max_failures=acfg["writer_max_failures"],
+                             candidates=acfg.get("writer_candidates", 1))  # an export made before the setting
     return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=acfg["question_time_limit_s"],
                          margin=acfg["time_margin"], levels=acfg["puzzle_levels"], kinds=acfg["puzzle_kinds"],
                          candidates=acfg["puzzle_candidates"], writer=writer,

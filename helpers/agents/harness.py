@@ -20,6 +20,7 @@ from typing import Any
 
 from helpers.agents import build
 from helpers.agents import predictor as pred
+from helpers.agents.writer import GEN_DEFAULTS
 from helpers.io import InputError, read_json
 from helpers.models import members
 
@@ -103,8 +104,8 @@ class KitQAgent:
                           **kwargs: Any) -> tuple[str | list[str], int | None, float | None]:
         """One question JSON text per prompt (a list for a list); every text passes the format filter."""
         t0 = time.perf_counter()
-        if self.agent.writer is not None and kwargs.get("max_new_tokens"):
-            self.agent.writer.gen["max_new_tokens"] = min(int(kwargs["max_new_tokens"]), 1024)
+        if self.agent.writer is not None and kwargs.get("max_new_tokens"):  # the harness's 1024 bounds, never raises
+            self.agent.writer.gen["max_new_tokens"] = min(int(kwargs["max_new_tokens"]), GEN_DEFAULTS["max_new_tokens"])
         texts = []
         for prompt in _messages(message):
             question, _ = self.agent.respond(prompt)

@@ -1,7 +1,7 @@
 """The Q-agent: official-format questions for the challenge's topics, each checked by the format filter.
 
-Sources, per question: the question writer (a share of questions, kept only when it passes the filter and
-is proven, on a topic with generators, or the kit's A-agent agrees with its key; see helpers.agents.writer),
+Sources, per question: the question writer (a share of questions, kept only when it passes the filter and is
+proven, on a topic with generators, or vouched for by the kit's A-agent, on one without; helpers.agents.writer),
 the verified puzzle generators
 (every answer key proven by the solver), a team's own question bank for topics without a generator, and
 last a counted off-topic puzzle so the agent never goes silent. Answer letters come from shuffled
@@ -175,7 +175,8 @@ class QuestionAgent:
         question = None
         writer = self.writer
         if writer is not None and writer.enabled and self.model_share > 0 and self.rng.random() < self.model_share:
-            question, reason = writer.write(topic, subtopic, letter_, deadline, kinds=tuple(kinds))
+            asked = tuple(k for k in kinds if k in self.kinds) or tuple(kinds)  # the families _one_puzzle would ask
+            question, reason = writer.write(topic, subtopic, letter_, deadline, kinds=asked)
             if question is not None:
                 meta["source"] = "model"
             else:

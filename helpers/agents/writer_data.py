@@ -28,7 +28,8 @@ def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tu
                    levels: tuple[int, ...] = puzzles.LEVELS) -> list[dict]:
     """n training records: each a generated puzzle's shared record (so the trainer's checks and curriculum tools take
     it) with "chat": [system, user, assistant], the turns a writer trains on, and "task": "writer". Every (topic,
-    subtopic) with a generator in turn, its families and levels cycling, the requested letters cycling A-D."""
+    subtopic) with a generator in turn, its families and levels cycling; each (family, level) is asked with the
+    next letter of A-D every time it comes round, so every family and level learns every letter."""
     pairs = [(t, s) for t, s in topics_mod.pairs(topics) if set(topics_mod.generator_kinds(t, s)) & set(kinds)]
     if not pairs:
         raise ValueError("no topic in the topics file has a puzzle generator among the given kinds")
@@ -37,7 +38,9 @@ def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tu
         topic, subtopic = pairs[i % len(pairs)]
         family, j = [k for k in topics_mod.generator_kinds(topic, subtopic) if k in kinds], i // len(pairs)
         kind, level = family[j % len(family)], levels[(j // len(family)) % len(levels)]  # every family x level
-        rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id=f"writer-{seed}-{i:06d}")
+        combos = len(family) * len(levels)
+        target = (j // combos + j % combos) % 4  # a combination's letter moves on each round; a round mixes letters
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"writer-{seed}-{i:06d}")
         letter_ = LETTERS[rec["answer"]]
         chat = [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": harness_prompt(topic, subtopic, letter_)},

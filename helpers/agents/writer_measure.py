@@ -17,7 +17,7 @@ from helpers.agents import topics as topics_mod
 from helpers.agents.writer import LETTERS4, STAGES, ModelWriter
 from helpers.config import WRITER
 from helpers.layout import RunLayout
-from helpers.models.members import BASE
+from helpers.models.members import BASE, missing_adapter_files
 
 # A writer earns the Q-agent's questions when it proves at least half of what it writes: below that, most of
 # each question's budget goes on attempts that end as a generated puzzle anyway.
@@ -79,12 +79,20 @@ def justified_share(report: dict | None) -> tuple[float, str]:
 
 
 def share_for_run(cfg: dict) -> tuple[float, str]:
-    """agents.model_question_share resolved for a run: the number set, or for "auto" the run's writer measurement."""
+    """agents.model_question_share resolved for a run: the number set, or for "auto" the run's writer measurement,
+    trusted only while the writer it measured is there and the profile's writer settings are the measured ones."""
     share = cfg["agents"]["model_question_share"]
     if share != "auto":
         return float(share), "set in the profile"
-    path = RunLayout.of(cfg).writer_report if "run" in cfg else None
-    return justified_share(io.read_json(path) if path is not None and path.exists() else None)
+    if "run" not in cfg:
+        return 0.0, "no run to read a writer measurement from"
+    path = RunLayout.of(cfg).writer_report
+    report = io.read_json(path) if path.exists() else None
+    if report is not None and missing_adapter_files(cfg, WRITER):
+        return 0.0, f"the measured writer's adapter is missing ({missing_adapter_files(cfg, WRITER)[0]})"
+    if report is not None and (report.get("params") or {}).get("writer") not in (None, cfg.get("writer")):
+        return 0.0, f"{path.name} measured other writer settings than the profile's: run notebook 08 again"
+    return justified_share(report)
 
 
 def describe(report: dict) -> str:

@@ -58,7 +58,10 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommen
     model/tokenizer: a team model that already holds the writer's adapter (else the base and writer are loaded);
     gen: sampling settings over the writer's defaults (e.g. a lower max_new_tokens)."""
     if model is None:
-        model, tokenizer, _ = build.load_team_model(cfg, [BASE, WRITER], recommendation)
+        model, tokenizer, info = build.load_team_model(cfg, [BASE, WRITER], recommendation)
+        if WRITER not in info["members"]:
+            raise io.InputError(RunLayout.of(cfg).adapter_dir(WRITER), None, None,
+                                f"missing: the question writer is not trained ({info['skipped'].get(WRITER)})")
     acfg = cfg["agents"]
     budget = timing.budget(acfg["question_time_limit_s"], acfg["time_margin"])
     kinds = acfg["puzzle_kinds"]
