@@ -472,7 +472,10 @@ def test_adam_step_predicts_how_far_rslora_moves_against_lora():
         assert abs(measured / predicted - 1) < 0.15, f"r={summary['r']} alpha={summary['alpha']}: {measured:.2f}x"
     smoke = config.load_profile("smoke")["models"]
     steps = {name: adapter_summary(spec)["adam_step"] for name, spec in smoke.items()}
-    assert len(set(steps.values())) == 1, f"smoke adapters take different Adam steps: {steps}"
+    # No smoke adapter steps further than LoRA's (a larger step collapsed rsLoRA onto one letter); rsLoRA takes 12
+    # against 16 since alpha 3 (README, "Why the recipe changed").
+    assert max(steps.values()) == steps["model1_lora"] == steps["model3_dora"] == 16.0, steps
+    assert 0.5 * steps["model1_lora"] <= steps["model2_rslora"] <= steps["model1_lora"], steps
 
 
 # ---------------------------------------------------------------- answer-only logits
