@@ -64,6 +64,11 @@ def generator_kinds(topic: str, subtopic: str) -> tuple[str, ...]:
     return ()
 
 
+def provable_pairs(topics: dict, kinds: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
+    """The (topic, subtopic) pairs of a topics file with a generator among `kinds`: where a writer can be proven."""
+    return [(t, s) for t, s in pairs(topics) if set(generator_kinds(t, s)) & set(kinds)]
+
+
 def resolve_topic(text: str, topics: dict[str, list[str]]) -> tuple[str, str] | None:
     """The (topic, subtopic) a prompt or label names: "topic/subtopic" first, then a subtopic, then a topic."""
     low = (text or "").lower()

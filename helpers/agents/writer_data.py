@@ -30,7 +30,7 @@ def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tu
     it) with "chat": [system, user, assistant], the turns a writer trains on, and "task": "writer". Every (topic,
     subtopic) with a generator in turn, its families and levels cycling; each (family, level) is asked with the
     next letter of A-D every time it comes round, so every family and level learns every letter."""
-    pairs = [(t, s) for t, s in topics_mod.pairs(topics) if set(topics_mod.generator_kinds(t, s)) & set(kinds)]
+    pairs = topics_mod.provable_pairs(topics, kinds)
     if not pairs:
         raise ValueError("no topic in the topics file has a puzzle generator among the given kinds")
     rng, out = random.Random(f"writer:{seed}"), []

@@ -27,7 +27,7 @@ SHARES = ("json", "filter", "proven")  # reported as "<stage>_share": the share 
 
 def requests(topics: dict, n: int, kinds: Sequence[str] = puzzles.KINDS) -> list[tuple[str, str, str]]:
     """n (topic, subtopic, letter) requests: the topics with a generator among `kinds` in turn, letters cycling A-D."""
-    pairs = [(t, s) for t, s in topics_mod.pairs(topics) if set(topics_mod.generator_kinds(t, s)) & set(kinds)]
+    pairs = topics_mod.provable_pairs(topics, kinds)
     if not pairs:
         raise ValueError("no topic in the topics file has a puzzle generator: a writer cannot be proven on it")
     return [(*pairs[i % len(pairs)], LETTERS4[(i // len(pairs)) % 4]) for i in range(n)]
@@ -57,7 +57,7 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
     rejected = {k: v for k, v in writer.stats.items() if k not in ("attempts", "accepted")}
     return {"member": member, "requests": n, **{f"{s}_share": round(at_least[s] / n, 4) for s in SHARES},
             "proven": at_least["proven"], "candidates": writer.candidates, "replies": sum(writer.replies.values()),
-            "proven_replies": writer.replies["proven"] + writer.replies["accepted"],
+            "proven_replies": writer.replies["proven"],
             "seconds_mean": round(sum(seconds) / n, 3),
             "seconds_p50": round(timing.percentile(seconds, 50), 3),
             "seconds_p90": round(timing.percentile(seconds, 90), 3), "rejected": rejected, "accepted": accepted}
@@ -88,8 +88,9 @@ def share_for_run(cfg: dict) -> tuple[float, str]:
         return 0.0, "no run to read a writer measurement from"
     path = RunLayout.of(cfg).writer_report
     report = io.read_json(path) if path.exists() else None
-    if report is not None and missing_adapter_files(cfg, WRITER):
-        return 0.0, f"the measured writer's adapter is missing ({missing_adapter_files(cfg, WRITER)[0]})"
+    missing = missing_adapter_files(cfg, WRITER) if report is not None else []
+    if missing:
+        return 0.0, f"the measured writer's adapter is missing ({missing[0]})"
     if report is not None and (report.get("params") or {}).get("writer") not in (None, cfg.get("writer")):
         return 0.0, f"{path.name} measured other writer settings than the profile's: run notebook 08 again"
     return justified_share(report)
