@@ -44,13 +44,15 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def integer(low: int | None = None) -> Check:
-    """An int (not a bool), at least `low`."""
+def integer(low: int | None = None, high: int | None = None) -> Check:
+    """An int (not a bool), at least `low` and at most `high`."""
     def check(value: Any) -> int:
         if not _is_int(value):
             raise ValueError(f"expected a whole number, got {value!r}")
         if low is not None and value < low:
             raise ValueError(f"expected at least {low}, got {value}")
+        if high is not None and value > high:
+            raise ValueError(f"expected at most {high}, got {value}")
         return value
     return check
 
@@ -95,6 +97,11 @@ def flag_or_auto(value: Any) -> bool | str:
 def share_or_auto(value: Any) -> float | str:
     """A share in [0, 1], or auto (decided by a measurement, e.g. the question writer's in notebook 08)."""
     return value if value == "auto" else number(0, 1)(value)
+
+
+def mode_or_auto(value: Any) -> str:
+    """An A-agent answer mode (letter, reason), or auto (decided by notebook 08's measurement)."""
+    return one_of("auto", *ANSWER_MODES)(value)
 
 
 def text(value: Any) -> str:
@@ -148,6 +155,9 @@ ADAPTER_SCHEMA: dict[str, Check] = {"method": one_of("lora", "rslora", "dora"), 
                                     "magnitude_lr_multiplier": number(low=0)}
 ADAPTER_REQUIRED = ("method", "r", "alpha", "dropout")
 WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/writer/): not an ensemble member
+REASONER = "reasoner"  # the reasoning A-agent's adapter ("reason, then the letter"): not an ensemble member
+RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the reasoning A-agent (the reasoner section)"}
+ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section: any adapter names, each an ADAPTER_SCHEMA mapping
 
 SCHEMA: dict[str, Any] = {
@@ -171,12 +181,17 @@ SCHEMA: dict[str, Any] = {
     "writer": {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)), "adapter": ADAPTER_SCHEMA,
                "lr": number(low=0),
                "epochs": number(low=0.01), "max_seq_len": integer(1), "measure": integer(1)},
+    # The reasoning A-agent's adapter: "a short deduction, then the letter" (notebook 08, helpers.agents.reason_train).
+    "reasoner": {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)), "adapter": ADAPTER_SCHEMA,
+                 "lr": number(low=0), "epochs": number(low=0.01), "max_seq_len": integer(1),
+                 "measure": integer(1)},
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
                "model_question_share": share_or_auto, "writer_max_failures": integer(1),
                "writer_candidates": integer(1),
                "puzzle_kinds": list_of(puzzle_kind), "puzzle_levels": list_of(one_of_int(1, 2, 3)),
-               "puzzle_candidates": integer(1), "answer_chunk_size": integer(1)},
+               "puzzle_candidates": integer(1), "answer_chunk_size": integer(1),
+               "answer_mode": mode_or_auto, "reason_max_tokens": integer(1, 512)},
 }
 
 
@@ -229,12 +244,13 @@ def check_complete(cfg: dict, where: Any) -> None:
                 walk(sub, node[key], f"{dotted}.")
     walk(SCHEMA, cfg, "")
     adapters = {f"models.{name}": spec for name, spec in cfg["models"].items()}
-    for dotted, spec in {**adapters, "writer.adapter": cfg["writer"]["adapter"]}.items():
+    for dotted, spec in {**adapters, **{f"{n}.adapter": cfg[n]["adapter"] for n in RESERVED}}.items():
         missing = [k for k in ADAPTER_REQUIRED if k not in spec]
         if missing:
             raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
-    if WRITER in cfg["models"]:
-        raise InputError(where, None, f"models.{WRITER}", "reserved for the question writer (the writer section)")
+    for name, owner in RESERVED.items():
+        if name in cfg["models"]:
+            raise InputError(where, None, f"models.{name}", f"reserved for {owner}")
 
 
 def available_profiles() -> list[str]:

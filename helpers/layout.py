@@ -171,6 +171,16 @@ class RunLayout:
         return self.agents_dir / "writer.json"
 
     @property
+    def reasoner_data(self) -> Path:
+        """The reasoning A-agent's training chats (its adapter: adapter_dir(config.REASONER))."""
+        return self.agents_dir / "reasoner_train.jsonl"
+
+    @property
+    def reasoner_report(self) -> Path:
+        """Letter-only against reasoning on held-out puzzles, and the answer_mode it justifies."""
+        return self.agents_dir / "reasoner.json"
+
+    @property
     def export_dir(self) -> Path:
         return self.agents_dir / "export"
 
@@ -218,7 +228,8 @@ def _stages() -> tuple[Stage, ...]:
         (("06",), ("06_validate",), (lay.adapter_dir(name), lay.val_data), (lay.eval_rows(name), lay.eval_summary)),
         (("07",), ("07_ensemble",), (lay.eval_rows(name), lay.eval_summary), (lay.ensemble_summary,)),
         (("08",), ("08_agents",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary),
-         (lay.writer_data, lay.adapter_dir(config.WRITER), lay.writer_report, lay.questions, lay.answers,
+         (lay.writer_data, lay.adapter_dir(config.WRITER), lay.writer_report, lay.reasoner_data,
+          lay.adapter_dir(config.REASONER), lay.reasoner_report, lay.questions, lay.answers,
           lay.tournament, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))

@@ -90,7 +90,7 @@ def _keep_last_kwarg(model: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def _inference(model: Any, tokenizer: Any) -> Iterator[None]:
+def inference(model: Any, tokenizer: Any) -> Iterator[None]:
     """Eval mode, no grad and left padding for the duration; the caller's mode and padding side come back."""
     import torch
     was_training, side = model.training, tokenizer.padding_side
@@ -169,7 +169,7 @@ def score_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, batch_si
     keep = _keep_last_kwarg(model)
     device = next(model.parameters()).device
     out: list[list[float] | None] = [None] * len(items)
-    with _inference(model, tokenizer):
+    with inference(model, tokenizer):
         # A head of < 8 tokens (or one question) is not worth a cache copy per batch.
         head = common_prefix_length(seqs) if reuse_prefix and len(items) > 1 else 0
         cache = _prefix_cache(model, seqs[0][:head], keep, device) if head >= 8 else None
@@ -217,7 +217,7 @@ def generate_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, max_n
     stop = end_of_turn_ids(tokenizer)
     device = next(model.parameters()).device
     out: list[dict | None] = [None] * len(items)
-    with _inference(model, tokenizer):
+    with inference(model, tokenizer):
         for idx in _batches(_length_order(seqs), batch_size):
             kwargs = _encode(tokenizer, [prompts[i] for i in idx], device)  # generate derives positions from the mask
             # Greedy: the seeds sampled at temperature 0.1, which is greedy in all but ties and not reproducible.

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from helpers import config, io, puzzles
-from helpers.agents import build, export, writer_data, writer_measure, writer_train
+from helpers.agents import build, export, own_adapter, writer_data, writer_measure, writer_train
 from helpers.agents import topics as topics_mod
 from helpers.agents.writer import ModelWriter
 from helpers.config import WRITER
@@ -42,7 +42,7 @@ def test_the_writer_has_its_own_config_entry_and_its_name_is_reserved(tmp_path):
 
 def test_the_writer_trains_alone_in_one_chunk_at_its_own_rate_and_length():
     cfg = config.load_profile("cpu", overrides={"writer.lr": 3.0e-4, "writer.max_seq_len": 300})
-    prof = writer_train.writer_profile(cfg)
+    prof = own_adapter.own_adapter_profile(cfg, config.WRITER)
     assert prof["models"] == {WRITER: cfg["writer"]["adapter"]} and prof["curriculum"]["chunks"] == 1
     assert prof["train"]["lr_start"] == prof["train"]["lr_end"] == 3.0e-4 and prof["model"]["max_seq_len"] == 300
     assert prof["train"]["batch_size"] == cfg["train"]["batch_size"] and cfg["models"] != prof["models"]

@@ -1,7 +1,8 @@
 """The A-agent: one answer object per question, always valid, inside the time budget.
 
-`{"answer": "<A-D>", "reasoning": "<= 100 words"}`: the letter from letter scoring (the model or the
-ensemble notebook 07 chose), a short reasoning naming it. Malformed input, a model error, bad scores or
+`{"answer": "<A-D>", "reasoning": "<= 100 words"}`. Letter mode: the letter from letter scoring (the model or the
+ensemble notebook 07 chose), a short reasoning naming it. Reason mode (agents.answer_mode, helpers.agents.reason):
+the reasoner's own deduction, stopped inside the budget, and the letter scored after it. Malformed input, a model error, bad scores or
 a spent budget give a counted fallback letter instead, never an exception. Every object passes the
 rules' answer filter (helpers.filters.check_answer) with the agent's own tokenizer before it leaves.
 
@@ -24,6 +25,7 @@ from helpers.agents import timing
 from helpers.agents.files import filtered_name, report_name
 from helpers.agents.inputs import ParsedQuestion, parse_question
 from helpers.io import InputError, read_json, stamp, write_json
+from helpers.prompts import MAX_CHOICES
 
 ANSWER_LETTERS = "ABCD"  # the rules' answers are A-D whatever the question offers
 MAX_REASON_CHARS = 120  # a quoted choice is cut here so the reasoning stays far under 100 words
@@ -83,8 +85,10 @@ class AnswerAgent:
     """Answers questions with a letter predictor under a per-item time budget; counts every fallback."""
 
     def __init__(self, predictor: Any, tokenizer: Any = None, *, time_limit_s: float = timing.ANSWER_LIMIT_S,
-                 margin: float = timing.DEFAULT_MARGIN, chunk_size: int = 8, name: str = "kit"):
+                 margin: float = timing.DEFAULT_MARGIN, chunk_size: int = 8, name: str = "kit",
+                 reasoner: Any = None):
         self.predictor = predictor
+        self.reasoner = reasoner  # a helpers.agents.reason.Reasoner: answer by reasoning, then the letter
         self.tokenizer = tokenizer if tokenizer is not None else getattr(predictor, "tokenizer", None)
         if self.tokenizer is None:
             raise ValueError("the A-agent needs a tokenizer: the rules count answer tokens with it")
@@ -154,6 +158,17 @@ class AnswerAgent:
                 meta[i].update(source="fallback", reason=p.reason)
             meta[i]["seconds"] += time.perf_counter() - t
         todo = [i for i, p in enumerate(parsed) if p.ok]
+        if self.reasoner is not None:
+            self._answer_reasoning(parsed, todo, answers, meta, deadline)
+        else:
+            self._answer_letters(parsed, todo, answers, meta, deadline)
+        out = [self._finish(a) for a in answers]  # type: ignore[arg-type]
+        return out, meta
+
+    def _answer_letters(self, parsed: list[ParsedQuestion], todo: list[int], answers: list, meta: list[dict],
+                        deadline: timing.Deadline) -> None:
+        """Letter scoring in chunks: the first chunk is one item (it measures the model), then chunk_size; what no
+        longer fits the call's deadline gets the counted fallback."""
         per_item, pos, size = None, 0, 1  # the first chunk is one item: it measures the model before a big step
         while pos < len(todo):
             chunk = todo[pos:pos + size]
@@ -182,8 +197,35 @@ class AnswerAgent:
                 meta[i]["probs"] = [round(float(v), 4) for v in row]
             pos += len(chunk)
             size = self.chunk_size
-        out = [self._finish(a) for a in answers]  # type: ignore[arg-type]
-        return out, meta
+
+    def _answer_reasoning(self, parsed: list[ParsedQuestion], todo: list[int], answers: list, meta: list[dict],
+                          deadline: timing.Deadline) -> None:
+        """Reasoning in chunks of chunk_size generated together, each chunk inside one answer budget (so every
+        answer's wall time is under it, however the harness times a batch); the letter comes from the logits after
+        the reasoning, finished or cut (helpers.agents.reason)."""
+        for pos in range(0, len(todo), self.chunk_size):
+            chunk = todo[pos:pos + self.chunk_size]
+            t, error = time.perf_counter(), None
+            try:
+                rows = self.reasoner.answer([parsed[i].item() for i in chunk], min(self.budget_s, deadline.left()))
+            except Exception as exc:  # a model failure costs these answers' letters, never the run
+                rows = [None] * len(chunk)
+                error = f"model_error:{type(exc).__name__}"
+            spent = time.perf_counter() - t
+            for i, row in zip(chunk, rows):
+                p = parsed[i]
+                meta[i]["seconds"] += spent  # each answer of the chunk waited for the whole chunk
+                if row is None or not _valid_probs(row["probs"], min(len(p.choices), MAX_CHOICES)):
+                    reason = error if row is None else "bad_scores"
+                    answers[i] = self._fallback(p.question, len(p.choices), reason)
+                    meta[i].update(source="fallback", reason=reason)
+                    continue
+                best = max(range(min(4, len(row["probs"]))), key=lambda j: row["probs"][j])
+                self.stats["model"] += 1
+                self.stats[f"stop:{row['stop']}"] += 1
+                answers[i] = {"answer": ANSWER_LETTERS[best], "reasoning": row["reasoning"]}
+                meta[i].update(probs=[round(float(v), 4) for v in row["probs"]], stop=row["stop"],
+                               tokens=row["tokens"])
 
     def answer_texts(self, inputs: Sequence[Any]) -> list[str]:
         """The same answers as JSON texts (what a harness json-parses)."""

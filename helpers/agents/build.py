@@ -5,23 +5,28 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from helpers import config
-from helpers.config import WRITER
+from helpers.config import REASONER, WRITER
 from helpers.layout import RunLayout
 from helpers.agents import predictor as pred
 from helpers.agents import topics as topics_mod
 from helpers.agents.answer import AnswerAgent
 from helpers.agents.question import QuestionAgent
+from helpers.agents.reason import Reasoner
+from helpers.agents.reason_measure import mode_for_run
 from helpers.agents.writer import ModelWriter
 from helpers.agents.writer_measure import share_for_run
 
 
 def agents_cfg(cfg: dict, **overrides: Any) -> dict:
     """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked;
-    model_question_share "auto" resolved from the run's writer measurement (helpers.agents.writer_measure)."""
+    model_question_share "auto" resolved from the run's writer measurement (helpers.agents.writer_measure), answer_mode
+    "auto" from its reasoner measurement (helpers.agents.reason_measure)."""
     given = {k: v for k, v in overrides.items() if v is not None}
     acfg = {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
     if acfg["model_question_share"] == "auto":
         acfg["model_question_share"] = share_for_run({**cfg, "agents": acfg})[0]
+    if acfg.get("answer_mode", "letter") == "auto":  # .get: an export made before the setting answers by letters
+        acfg["answer_mode"] = mode_for_run({**cfg, "agents": acfg})[0]
     return acfg
 
 
@@ -50,12 +55,20 @@ def load_tokenizer(cfg: dict) -> Any:
     return load(cfg["model"]["base"], cfg["model"])
 
 
-def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit") -> AnswerAgent:
-    """An A-agent scoring with the selection's members on an already loaded model."""
+def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit",
+                 mode: str | None = None) -> AnswerAgent:
+    """An A-agent on an already loaded model: letter scoring with the selection's members, or (mode "reason", by
+    default acfg["answer_mode"]) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
+    mode = mode or acfg.get("answer_mode", "letter")
     p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
                              method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
-    return AnswerAgent(p, tokenizer, time_limit_s=acfg["answer_time_limit_s"],
-                       margin=acfg["time_margin"], chunk_size=acfg["answer_chunk_size"], name=name)
+    reasoner = None
+    if mode == "reason":
+        if REASONER not in getattr(model, "peft_config", {}):
+            raise ValueError(f"answer_mode reason needs the {REASONER!r} adapter loaded (notebook 08 trains it)")
+        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=acfg.get("reason_max_tokens", 512))
+    return AnswerAgent(p, tokenizer, time_limit_s=acfg["answer_time_limit_s"], margin=acfg["time_margin"],
+                       chunk_size=acfg["answer_chunk_size"], name=name, reasoner=reasoner)
 
 
 def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name: str = "kit", model: Any = None,
@@ -81,9 +94,10 @@ def read_topics(cfg: dict, topics_file: str | None = None) -> dict:
 
 def kit_answer_agent(cfg: dict) -> tuple[AnswerAgent, dict]:
     """(A-agent, selection) for a run: loads the base and the chosen members."""
-    sel = selection(cfg)
-    model, tok, info = load_team_model(cfg, sel["members"])
-    return answer_agent(model, tok, loaded_selection(sel, info), agents_cfg(cfg)), loaded_selection(sel, info)
+    sel, acfg = selection(cfg), agents_cfg(cfg)
+    model, tok, info = load_team_model(cfg, sel["members"] + ([REASONER] if acfg["answer_mode"] == "reason" else []))
+    sel = loaded_selection(sel, info)
+    return answer_agent(model, tok, sel, acfg), {**sel, "answer_mode": acfg["answer_mode"]}
 
 
 def loaded_selection(sel: dict, info: dict) -> dict:
@@ -106,6 +120,6 @@ def kit_question_agent(cfg: dict, *, topics_file: str | None = None, model_share
     model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"], WRITER])
     sel = loaded_selection(sel, info)
     writer = writer_member(info, sel)
-    checker = answer_agent(model, tok, sel, acfg, name="checker")
+    checker = answer_agent(model, tok, sel, acfg, name="checker", mode="letter")
     agent = question_agent(tok, topics, acfg, seed=seed, model=model, member=writer, checker=checker)
     return agent, {"model": writer, "selection": sel, "topics": topics}

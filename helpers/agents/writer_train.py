@@ -1,5 +1,5 @@
 """The question writer's stage: training chats (helpers.agents.writer_data) -> its own adapter (config.WRITER under
-runs/<run>/models/), trained by the machinery of notebooks 03-05 (helpers.train.train_adapter) with the profile's
+runs/<run>/models/), trained by the machinery of notebooks 03-05 (helpers.agents.own_adapter) with the profile's
 `writer:` settings, then measured against the base (helpers.agents.writer_measure). Notebook 08 runs it; so can a shell:
 
     python -m helpers.agents.writer_train --profile cpu [--run NAME] [--overrides JSON]
@@ -15,19 +15,11 @@ from typing import Any
 
 from helpers import config, curriculum, io
 from helpers.agents import build, timing, writer_data, writer_measure
+from helpers.agents.own_adapter import train_own_adapter
 from helpers.config import WRITER
 from helpers.io import stamp
 from helpers.layout import RunLayout
 from helpers.models.members import BASE
-
-
-def writer_profile(cfg: dict) -> dict:
-    """The profile train_adapter sees for the writer: its adapter the only model, one chunk, the writer's own
-    rate (constant after the warm-up), epochs and length limit; the rest (batch, optimizer, threads) the profile's."""
-    w = cfg["writer"]
-    return {**cfg, "models": {WRITER: w["adapter"]}, "curriculum": {**cfg["curriculum"], "chunks": 1},
-            "model": {**cfg["model"], "max_seq_len": w["max_seq_len"]},
-            "train": {**cfg["train"], "lr_start": w["lr"], "lr_end": w["lr"], "epochs_per_chunk": w["epochs"]}}
 
 
 def build_data(cfg: dict) -> Path:
@@ -45,11 +37,8 @@ def build_data(cfg: dict) -> Path:
 
 def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:
     """Build the chats and train the writer's adapter (resumable like the others); returns its training summary."""
-    from helpers.train import train_adapter
-    data = build_data(cfg)
-    return train_adapter(writer_profile(cfg), WRITER, curriculum_path=data,
-                         out_dir=RunLayout.of(cfg).model_dir(WRITER), resume=resume, progress=progress,
-                         recommendation=recommendation)
+    return train_own_adapter(cfg, WRITER, build_data(cfg), recommendation=recommendation, progress=progress,
+                             resume=resume)
 
 
 def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,

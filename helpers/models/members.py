@@ -10,7 +10,7 @@ import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from helpers.config import WRITER
+from helpers.config import RESERVED
 from helpers.io import InputError
 from helpers.layout import RunLayout
 
@@ -48,13 +48,13 @@ def _trained_members(cfg: dict, names: list[str], skip_missing: bool) -> tuple[l
     skipped: dict[str, str] = {}
     wanted = []
     for name in dict.fromkeys(names):
-        if name not in (BASE, WRITER) and name not in (cfg.get("models") or {}):
+        if name != BASE and name not in RESERVED and name not in (cfg.get("models") or {}):
             raise InputError(None, None, "models", f"{name!r} is not an adapter of the profile "
                                                    f"(known: {', '.join(cfg.get('models') or {})})")
         missing = [] if name == BASE else missing_adapter_files(cfg, name)
         if missing and not skip_missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained "
-                                                     f"(run {'notebook 08' if name == WRITER else 'notebooks 03-05'})")
+                                                     f"(run {'notebook 08' if name in RESERVED else 'notebooks 03-05'})")
         if missing:
             skipped[name] = f"missing {missing[0]}"
         else:

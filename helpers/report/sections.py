@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers.config import WRITER
+from helpers.config import REASONER, WRITER
 from helpers.evaluate import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
@@ -17,7 +17,7 @@ from helpers.report.render import Block
 
 # design.md's artifact table: which notebook writes what, so a missing file names the notebook to run.
 STAGES = NOTEBOOKS  # "03" -> "03_train_model1_lora"
-MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05", WRITER: "08"}
+MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05", WRITER: "08", REASONER: "08"}
 VERDICT = {"pass": "ready", "info": "ready (see the notes)", "warn": "usable, with warnings",
            "fail": "NOT ready: fix the failures below before training"}
 # What a well-formed file can still get wrong (a missing key, a list where a dict was expected, ...).
