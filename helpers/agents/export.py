@@ -1,10 +1,12 @@
 """Export the kit's agents for the challenge harness: `question_model.py` (QAgent) and `answer_model.py` (AAgent).
 
-`python -m helpers.agents.export --profile mi300x --run NAME --out DIR [--link-adapters] [--model_share 0.2]`
+`python -m helpers.agents.export --profile mi300x --run NAME --out DIR [--link-adapters] [--model_share 0.2]
+[--answer_mode letter|reason]`
 
 DIR gets the two files the organisers' fixed `agents/question_agent.py` / `agents/answer_agent.py` import,
-`kit_agent.json` (base model, members, weights, topics, time budgets), the trained adapters (and the question
-writer's when the Q-agent uses it: agents.model_question_share > 0)
+`kit_agent.json` (base model, members, weights, topics, time budgets, answer mode), the trained adapters (and the
+question writer's when the Q-agent uses it: agents.model_question_share > 0; the reasoner's when the A-agent reasons:
+agents.answer_mode reason)
 (`adapters/<name>/`, safetensors only; --link-adapters records their absolute paths instead), and a copy of
 the kit's `helpers` package under `kit/` so the folder runs without the kit installed. Copy DIR's contents
 into the challenge's `agents/` folder.
@@ -21,7 +23,7 @@ from helpers import config
 from helpers.agents import build
 from helpers.agents import predictor as pred
 from helpers.agents.harness import CONFIG_NAME
-from helpers.config import WRITER
+from helpers.config import REASONER, WRITER
 from helpers.io import InputError, atomic_write_text, stamp, write_json
 from helpers.layout import RunLayout
 from helpers.models.members import cpu_threads
@@ -104,7 +106,9 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     agents = build.agents_cfg(cfg, **agent_overrides)
     writer = WRITER if agents["model_question_share"] > 0 and not models.missing_adapter_files(
         RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
-    names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer]) if m]
+    reasoner = REASONER if agents["answer_mode"] == "reason" else None  # the A-agent that reasons needs its adapter
+    names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer, reasoner])
+             if m]
     adapters = {}
     for name in names:
         if name == pred.BASE:
@@ -112,7 +116,8 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
         src = RunLayout.of(cfg).adapter_dir(name)
         missing = models.missing_adapter_files(src)
         if missing:
-            raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained (notebooks 03-05)")
+            where = "notebook 08" if name in config.RESERVED else "notebooks 03-05"
+            raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained ({where})")
         if link_adapters:
             adapters[name] = str(src.resolve())
             continue
@@ -128,7 +133,8 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     threads = cpu_threads(cfg.get("train"), "tiny" if cfg["model"]["base"] == "tiny" else None)
     conf = {"base": resolve_base(cfg["model"]["base"]), "model": model_cfg, "members": list(sel["members"]),
             "weights": sel.get("weights"), "method": sel.get("method", "soft"),
-            "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "adapters": adapters,
+            "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "reasoner": reasoner,
+            "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
             "topics": build.read_topics(cfg), "agents": agents,
             "seed": cfg["seed"], "run": cfg["run"], "profile": cfg.get("profile"),
@@ -151,16 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder to write (its contents go into the challenge's agents/)")
     ap.add_argument("--link-adapters", action="store_true", help="record adapter paths instead of copying them")
     ap.add_argument("--model_share", type=float, default=None, help="share of questions the model tries first")
+    ap.add_argument("--answer_mode", choices=config.ANSWER_MODES, default=None,
+                    help="letter scoring or reasoning (default: the profile's agents.answer_mode, auto = measured)")
     args = ap.parse_args(argv)
     try:
         cfg = config.load_profile(args.profile, args.run)
         from helpers import env
         conf = export(cfg, args.out, link_adapters=args.link_adapters, recommendation=env.read_recommendation(cfg),
-                      model_question_share=args.model_share)
+                      model_question_share=args.model_share, answer_mode=args.answer_mode)
     except (InputError, KeyError, ValueError) as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 2
-    print(f"exported {conf['members']} ({conf['selection']['source']}) on {conf['base']} to {args.out}; "
+    print(f"exported {conf['members']} ({conf['selection']['source']}, answers by {conf['agents']['answer_mode']}) "
+          f"on {conf['base']} to {args.out}; "
           f"copy its contents into the challenge's agents/ folder")
     return 0
 

@@ -114,22 +114,28 @@ class KitQAgent:
 
 
 class KitAAgent:
-    """AAgent(**kwargs): letter scoring with the exported members, one valid answer JSON per prompt."""
+    """AAgent(**kwargs): letter scoring with the exported members, or the exported reasoner's deduction then the
+    letter (agents.answer_mode reason); one valid answer JSON per prompt."""
 
     def __init__(self, **kwargs: Any):
         conf, folder = load_export_config(kwargs.get("config"))
         self.config = conf
         acfg = build.agents_cfg({"agents": conf["agents"]})
-        self.model, self.tokenizer, info = _load(conf, folder, list(conf["members"]))
+        self.model, self.tokenizer, info = _load(conf, folder, list(conf["members"]) + ([conf["reasoner"]]
+                                                                                     if conf.get("reasoner") else []))
         sel = build.loaded_selection({"members": conf["members"], "weights": conf.get("weights"),
                                       "method": conf.get("method", "soft"), "best_member": conf.get("best_member")},
                                      info)
         self.agent = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="kit")
+        self.reasoner_cap = acfg.get("reason_max_tokens", 512)
 
     def generate_response(self, message: str | list[str], system_prompt: str | None = None,
                           **kwargs: Any) -> tuple[str | list[str], int | None, float | None]:
-        """One {"answer", "reasoning"} JSON text per prompt (a list for a list), inside the time budget."""
+        """One {"answer", "reasoning"} JSON text per prompt (a list for a list), inside the time budget; a list is
+        reasoned over together (agents.answer_mode reason). The harness's max_new_tokens only lowers the 512 cap."""
         t0 = time.perf_counter()
+        if self.agent.reasoner is not None and kwargs.get("max_new_tokens"):
+            self.agent.reasoner.max_new_tokens = min(int(kwargs["max_new_tokens"]), self.reasoner_cap)
         answers, _ = self.agent.answer(_messages(message))
         texts = [json.dumps(a, ensure_ascii=False) for a in answers]
         return _reply(message, texts, self.tokenizer, t0)

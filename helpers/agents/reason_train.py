@@ -70,7 +70,7 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, sel: dic
         sel = build.loaded_selection(sel, info)
     if REASONER not in getattr(model, "peft_config", {}):
         raise io.InputError(RunLayout.of(cfg).adapter_dir(REASONER), None, None,
-                            "missing: the reasoner is not trained (notebook 08 section 3, or this module's command)")
+                            "missing: the reasoner is not trained (notebook 08 section 4, or this module's command)")
     acfg = {**cfg["agents"], "model_question_share": 0.0}
     questions = reason_measure.held_out(cfg["reasoner"]["measure"], seed=cfg["seed"],
                                         kinds=acfg["puzzle_kinds"], levels=cfg["reasoner"]["levels"])

@@ -356,3 +356,27 @@ def writer_section(ctx: Ctx, rep: dict) -> list[Block]:
         out.append(("p", f"A proven question the writer wrote: {accepted[0]['question']} "
                          f"{' '.join(accepted[0]['choices'])} (key {accepted[0]['answer']})"))
     return out
+
+
+def reasoner_section(ctx: Ctx, rep: dict) -> list[Block]:
+    """agents/reasoner.json: letter-only against reasoning on the same held-out puzzles, and the answer mode chosen."""
+    modes = [m for m in ("letter", "reason") if m in rep]
+    rows = [[m, f"{r['correct']}/{r['n']} ({pct(r['accuracy'])})", f"{pct(r['ci95'][0])}-{pct(r['ci95'][1])}",
+             num(r["latency"]["p50_s"], 2), num(r["latency"]["p99_s"], 2), num(r["latency"]["limit_s"], 1),
+             pct(r["cut_share"]), num(r.get("tokens_mean"), 1),
+             f"{r['favourite']['letter']} {pct(r['favourite']['share'])}", num(r["filter_failed"])]
+            for m, r in ((m, rep[m]) for m in modes)]
+    out: list[Block] = [("table", ["mode", "correct", "95% interval", "p50 s", "p99 s", "limit s", "cut",
+                                   "tokens written", "favourite letter", "failed filter"], rows)]
+    for key, label in (("by_kind", "family"), ("by_level", "level")):
+        names = sorted({k for m in modes for k in rep[m][key]})
+        out.append(("table", [label] + [f"{m} (n)" for m in modes],
+                    [[k] + [f"{pct(rep[m][key][k]['accuracy'])} ({rep[m][key][k]['n']})" if k in rep[m][key] else ""
+                            for m in modes] for k in names]))
+    out.append(("p", f"{rep.get('why', '')}. Reasoning seconds are each answer's wait for its whole batch of 5, "
+                     "generated together; letter seconds are a batch's time shared by its answers."))
+    example = ((rep.get("reason") or {}).get("examples") or [None])[0]
+    if example:
+        out.append(("p", f"A reasoning answer (key {example['key']}): {example['answer']}, "
+                         f"\"{example.get('reasoning', '')[:300]}\""))
+    return out

@@ -1,0 +1,256 @@
+"""The reasoning A-agent (helpers.agents.reason, reason_measure, reason_train): writing stopped by the deadline, the
+token cap or its own end; the letter scored after the reasoning, finished or cut; the model's own words returned;
+the A-agent in reason mode; the measurement and the mode it justifies; the training chats; the export."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+import pytest
+
+from helpers import config, filters, puzzles
+from helpers.agents import build, reason, reason_measure, reason_train
+from helpers.agents.answer import AnswerAgent
+from helpers.config import REASONER
+from helpers.io import InputError
+from helpers.layout import RunLayout
+from helpers.prompts import render_prompt
+from helpers.records import LETTERS
+
+from _tiny import one_torch_thread, tiny_model_dir
+
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+ITEMS = [{"question": "Ana, Ben and Cy sit in a row facing north. Ben is at the left end. Who is in the middle?",
+          "choices": ["Ana", "Ben", "Cy", "Dee"]},
+         {"question": "Ravi's mother's only brother is Tom. Who is Tom to Ravi?", "choices": ["Uncle", "Father",
+                                                                                          "Cousin", "Son"]},
+         {"question": "Five people sit round a table. How many sit between two neighbours?",
+          "choices": ["0", "1", "2", "3"]}]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """The tiny model with a random (non-zero) LoRA named "reasoner" and its tokenizer."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from helpers.models import _quiet_peft
+    torch.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
+    with _quiet_peft():
+        model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                                init_lora_weights=False), adapter_name=REASONER)
+    model.eval()
+    return model, AutoTokenizer.from_pretrained(str(tiny_model_dir()))
+
+
+def _never_stopping(model, tokenizer, **kwargs) -> reason.Reasoner:
+    r = reason.Reasoner(model, tokenizer, member=REASONER, **kwargs)
+    r.stop_ids = [len(tokenizer) - 1]  # an id greedy decoding does not reach here: only the deadline or cap stop it
+    return r
+
+
+# ---------------------------------------------------------------- text
+def test_reasoning_is_the_text_before_the_answer_mark_cut_to_the_rules_words():
+    assert reason.reasoning_of("Bo is left of Cy.\nAnswer: B") == ("Bo is left of Cy.", True)
+    text, marked = reason.reasoning_of(" ".join(f"w{i}" for i in range(300)))
+    assert not marked and len(text.split()) == reason.MAX_REASON_WORDS and text.startswith("w0 w1")
+    assert reason.reason_reply("Two  seatings\nfit.", "C") == "Two seatings fit.\nAnswer: C"
+
+
+def test_letters_after_the_mark_are_single_tokens_of_their_own(tiny):
+    _, tok = tiny
+    ids = reason.mark_letter_ids(tok)
+    assert len(set(ids)) == len(ids) == 10
+    head = tok("\nAnswer:", add_special_tokens=False)["input_ids"]
+    assert tok("\nAnswer: C", add_special_tokens=False)["input_ids"] == head + [ids[2]]
+
+
+def test_a_tokenizer_that_splits_the_letter_is_refused():
+    class Splitting:
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [ord(c) for c in text.replace(" ", "  ")]}
+    with pytest.raises(ValueError, match="one token"):
+        reason.mark_letter_ids(Splitting())
+
+
+# ---------------------------------------------------------------- stopping
+def test_the_deadline_stops_every_reasoning_and_the_batch_keeps_its_seconds(tiny):
+    model, tok = tiny
+    r = _never_stopping(model, tok, max_new_tokens=100_000)
+    r.answer(ITEMS[:1], 0.3)  # warm-up: the letter pass is measured once
+    t0 = time.perf_counter()
+    rows = r.answer(ITEMS, 0.8)
+    spent = time.perf_counter() - t0
+    assert [row["stop"] for row in rows] == ["deadline"] * 3
+    assert spent < 0.8 + 0.4  # slack for one decoding step and a letter pass slower than measured, on a busy CPU
+    assert all(row["tokens"] > 5 and abs(sum(row["probs"]) - 1) < 1e-5 and len(row["probs"]) == 4 for row in rows)
+
+
+def test_the_token_cap_stops_writing_before_the_deadline(tiny):
+    model, tok = tiny
+    rows = _never_stopping(model, tok, max_new_tokens=4).answer(ITEMS, 30.0)
+    assert [(row["stop"], row["tokens"]) for row in rows] == [("token_cap", 4)] * 3
+
+
+def test_no_time_left_scores_the_letter_straight_after_the_prompt(tiny):
+    model, tok = tiny
+    rows = _never_stopping(model, tok).answer(ITEMS, 0.01)
+    assert [(row["stop"], row["reasoning"], row["tokens"]) for row in rows] == [("no_time", "", 0)] * 3
+    assert all(abs(sum(row["probs"]) - 1) < 1e-5 for row in rows)
+
+
+def test_a_reasoning_that_reaches_the_mark_counts_as_finished(tiny, monkeypatch):
+    model, tok = tiny
+    r = reason.Reasoner(model, tok, member=REASONER)
+    monkeypatch.setattr(r, "_write", lambda prompts, s: [("Ben is left.\nAnswer: A and more", 9, "deadline")] * 3)
+    rows = r.answer(ITEMS, 3.0)
+    assert [(row["stop"], row["reasoning"]) for row in rows] == [("finished", "Ben is left.")] * 3
+
+
+# ---------------------------------------------------------------- the letter after the reasoning
+def _letter_probs_by_hand(model, tok, item, reasoning):
+    import torch
+    text = render_prompt(tok, item, reason.REASON_SYSTEM) + (f"{reasoning}\n{reason.ANSWER_MARK}" if reasoning
+                                                             else reason.ANSWER_MARK)
+    ids = torch.tensor([tok(text, add_special_tokens=False)["input_ids"]])
+    from helpers.scoring import use_member
+    with torch.no_grad(), use_member(model, REASONER):
+        logits = model(input_ids=ids).logits[0, -1]
+    return torch.softmax(logits[reason.mark_letter_ids(tok)[:4]], -1).tolist()
+
+
+def test_the_letter_is_scored_after_the_reasoning_so_far_batched_as_alone(tiny):
+    model, tok = tiny
+    r = reason.Reasoner(model, tok, member=REASONER)
+    reasonings = ["Ben sits at the left end, so Ana or Cy is in the middle", "", "Tom is the mother's brother"]
+    prompts = [render_prompt(tok, it, reason.REASON_SYSTEM) for it in ITEMS]
+    from helpers.scoring import inference, use_member
+    with use_member(model, REASONER), inference(model, tok):
+        batched = r._letters(prompts, reasonings, [4, 4, 4])
+        other = r._letters(prompts[:1], ["Dee is not in the row at all, nothing more"], [4])
+    for item, text, got in zip(ITEMS, reasonings, batched):
+        assert got == pytest.approx(_letter_probs_by_hand(model, tok, item, text), abs=1e-5)
+    assert max(abs(a - b) for a, b in zip(other[0], batched[0])) > 1e-4  # the reasoning conditions the letter
+
+
+# ---------------------------------------------------------------- the A-agent in reason mode
+def test_reason_mode_answers_with_the_models_own_words_inside_the_budget(tiny):
+    model, tok = tiny
+    acfg = {**config.load_profile("smoke")["agents"], "answer_mode": "reason", "model_question_share": 0.0}
+    agent = build.answer_agent(model, tok, {"members": ["base"]}, acfg)
+    assert agent.reasoner is not None and agent.reasoner.member == REASONER
+    agent.reasoner.stop_ids = [len(tok) - 1]
+    answers, metas = agent.answer(ITEMS + [None, {"question": "Pick one."}])
+    assert [m["source"] for m in metas] == ["model"] * 3 + ["fallback"] * 2
+    assert all(filters.check_answer(a, tok).ok and a["answer"] in "ABCD" for a in answers)
+    assert all(m["seconds"] < agent.budget_s + 0.4 and m["stop"] == "deadline" for m in metas[:3])
+    for a, m in zip(answers[:3], metas[:3]):  # the reasoning is what the model wrote, not a template
+        assert a["reasoning"] and "Letter scores" not in a["reasoning"] and m["tokens"] > 0
+        assert a["answer"] == LETTERS[max(range(4), key=lambda j: m["probs"][j])]
+    assert agent.stats["stop:deadline"] == 3
+
+
+def test_a_reasoner_failure_costs_the_chunks_letters_counted_never_the_call(tiny, monkeypatch):
+    model, tok = tiny
+    agent = AnswerAgent(None, tok, reasoner=reason.Reasoner(model, tok, member=REASONER), chunk_size=2)
+    monkeypatch.setattr(agent.reasoner, "answer", lambda items, s: 1 / 0)
+    answers, metas = agent.answer(ITEMS)
+    assert [m["reason"] for m in metas] == ["model_error:ZeroDivisionError"] * 3
+    assert all(filters.check_answer(a, tok).ok for a in answers)
+
+
+def test_reason_mode_without_the_reasoner_adapter_is_refused():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
+    acfg = {**config.load_profile("smoke")["agents"], "answer_mode": "reason", "model_question_share": 0.0}
+    with pytest.raises(ValueError, match="reasoner"):
+        build.answer_agent(model, AutoTokenizer.from_pretrained(str(tiny_model_dir())), {"members": ["base"]}, acfg)
+
+
+# ---------------------------------------------------------------- settings
+def test_answer_mode_and_the_token_cap_are_checked():
+    for bad in ({"agents.answer_mode": "think"}, {"agents.reason_max_tokens": 513}, {"reasoner.levels": [4]}):
+        with pytest.raises((InputError, KeyError)):
+            config.load_profile("smoke", overrides=bad)
+    cfg = config.load_profile("smoke")
+    cfg["models"][REASONER] = cfg["reasoner"]["adapter"]
+    with pytest.raises(InputError, match="reserved for the reasoning A-agent"):
+        config.check_complete(cfg, "test")
+
+
+# ---------------------------------------------------------------- training chats
+def test_training_chats_cover_every_family_level_and_letter_with_the_solvers_deduction():
+    kinds, levels = ["seating_linear", "family_pointing", "family_coded"], [1, 2]
+    recs = reason_train.reasoner_records(len(kinds) * len(levels) * 4, seed=5, kinds=kinds, levels=levels)
+    combos = Counter((r["puzzle"]["kind"], r["puzzle"]["level"], LETTERS[r["answer"]]) for r in recs)
+    assert set(combos) == {(k, lv, L) for k in kinds for lv in levels for L in "ABCD"}  # each exactly once
+    for r in recs:
+        system, user, reply = r["chat"]
+        assert system["content"] == reason.REASON_SYSTEM and user["content"].startswith("Question: ")
+        assert reply["content"] == reason.reason_reply(r["explanation"], LETTERS[r["answer"]])
+        assert len(r["explanation"].split()) < reason.MAX_REASON_WORDS
+        assert puzzles.prove_text(r["question"], r["choices"])[0] == r["answer"]
+
+
+def test_held_out_questions_hide_the_deduction_and_cover_the_families():
+    qs = reason_measure.held_out(8, seed=3, kinds=["seating_circular", "family"], levels=[1, 2])
+    assert {(q["kind"], q["level"]) for q in qs} == {(k, lv) for k in ("seating_circular", "family") for lv in (1, 2)}
+    assert all("explanation" not in q and q["answer"] in "ABCD" for q in qs)
+    train = reason_train.reasoner_records(8, seed=3, kinds=["seating_circular", "family"], levels=[1, 2])
+    assert not {q["question"] for q in qs} & {r["question"] for r in train}
+
+
+# ---------------------------------------------------------------- the measurement and the mode it justifies
+def _side(correct: int, n: int = 20, p99: float = 1.0, failed: int = 0) -> dict:
+    return {"correct": correct, "n": n, "accuracy": correct / n, "filter_failed": failed,
+            "latency": {"p99_s": p99, "limit_s": 6.0}}
+
+
+@pytest.mark.parametrize("letter_, reason_, mode, why", [
+    (_side(8), _side(9), "reason", "against"),
+    (_side(8), _side(8), "letter", "no more than"),
+    (_side(8), _side(12, p99=6.2), "letter", "over the 6 s limit"),
+    (_side(8), _side(12, failed=1), "letter", "failed the answer filter")])
+def test_reasoning_is_chosen_only_when_it_answers_more_inside_the_limit(letter_, reason_, mode, why):
+    got, text = reason_measure.justified_mode({"letter": letter_, "reason": reason_})
+    assert got == mode and why in text
+
+
+def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    cfg = config.load_profile("smoke", "modes")
+    assert reason_measure.mode_for_run(cfg)[0] == "letter"
+    lay = RunLayout.of(cfg)
+    lay.made(lay.agents_dir)
+    report = {"letter": _side(5), "reason": _side(9), "params": {"reasoner": cfg["reasoner"]}}
+    lay.reasoner_report.write_text(json.dumps(report))
+    mode, why = reason_measure.mode_for_run(cfg)
+    assert mode == "letter" and "adapter is missing" in why
+    adapter = lay.adapter_dir(REASONER)
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_config.json").write_text("{}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"")
+    assert reason_measure.mode_for_run(cfg)[0] == "reason"
+    assert build.agents_cfg(cfg)["answer_mode"] == "reason"
+    other = config.load_profile("smoke", "modes", {"reasoner.lr": 1e-2})
+    assert "other reasoner settings" in reason_measure.mode_for_run(other)[1]
+    fixed = config.load_profile("smoke", "modes", {"agents.answer_mode": "letter"})
+    assert reason_measure.mode_for_run(fixed) == ("letter", "set in the profile")
+
+
+def test_the_measurement_reports_both_modes_on_the_same_questions(tiny):
+    model, tok = tiny
+    acfg = {**config.load_profile("smoke")["agents"], "model_question_share": 0.0}
+    qs = reason_measure.held_out(6, seed=1, kinds=["seating_linear", "family"], levels=[1])
+    out = {m: reason_measure.measure(build.answer_agent(model, tok, {"members": ["base"]}, acfg, mode=m), qs)
+           for m in reason_measure.MODES}
+    for m, r in out.items():
+        assert r["n"] == 6 and sum(v["n"] for v in r["by_kind"].values()) == 6 and r["filter_failed"] == 0
+        assert r["correct"] == sum(v["correct"] for v in r["by_level"].values())
+        assert r["latency"]["items"] == 6 and r["favourite"]["letter"] in "ABCD"
+    assert out["letter"]["stops"] == {} and sum(out["reason"]["stops"].values()) == pytest.approx(1.0)
+    assert "[reasoner] reason:" in reason_measure.describe({**out, "why": "x"})
