@@ -32,7 +32,7 @@ help:
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
-	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, memory vs seeds) -> runs/bench/bench.json"
+	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
 	@echo "make bench-learning [LEARNING_ARGS='--seeds 1 2']      the smoke adapters over 3 seeds x 3 numerics (1/2 threads, scalar kernels), judged as CI judges them (~50 min)"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
 	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"

@@ -1,12 +1,14 @@
 """`make bench`: every benchmark of the kit in one process, one table of figures against their goals, one JSON.
 
-    python tests/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real] [--out PATH]
+    python tests/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real,reason,
+                              reason-real] [--out PATH]
 
 Runs, in turn: the dataset build (tests/bench_data.py), training throughput against a plain Trainer and the
 seeds' fixed padding (tests/bench_train.py), letter scoring against generate-and-parse (tests/bench_scoring.py),
 the agents' per-item latency (tests/bench_agents.py), the memory estimator (helpers/env/memory.py) against the
 device memory the seeds measured, then training and scoring again on the real SmolLM2-135M (training against a plain
-Trainer + PEFT and TRL's SFTTrainer, with peak RSS). A benchmark that fails becomes a row "failed: <error>"; the others still run.
+Trainer + PEFT and TRL's SFTTrainer, with peak RSS), and the A-agent letter-only against reasoning inside the deadline
+and without one (tests/bench_reason.py) on both models. A benchmark that fails becomes a row "failed: <error>"; the others still run.
 Writes runs/bench/bench.json (under $KIT_RUNS_DIR if set): the rows, each benchmark's full result, the machine.
 Exit status 1 only when a benchmark could not run (a missed goal is a figure, not a crash).
 """
@@ -172,6 +174,36 @@ def bench_agents(quick: bool) -> tuple[list[dict], dict]:
     return rows, res
 
 
+def _reason_rows(bench: str, res: dict) -> list[dict]:
+    rows = []
+    for mode, label in (("letter", "letter-only"), ("reason", "reasoning, 3 s deadline"),
+                        ("unbounded", "reasoning, no deadline (512 tokens)")):
+        if mode not in res:
+            continue
+        m, lat = res[mode], res[mode]["latency"]
+        goal = f"< {lat['limit_s']:g}" if mode == "reason" else ""
+        rows += [_row(bench, f"{label}: p50 / p99 s per answer ({m['n']} puzzles)", f"{lat['p50_s']:.2f} / {lat['p99_s']:.2f}",
+                      goal, lat["p99_s"] < lat["limit_s"] if goal else None, "s"),
+                 _row(bench, f"{label}: correct, cut, favourite letter",
+                      f"{m['correct']}/{m['n']}, cut {m['cut_share']:.0%}, {m['favourite']['letter']} "
+                      f"{m['favourite']['share']:.0%}")]
+    return rows + [_row(bench, "reasoner", f"{res['model']}: {res['reasoner']}")]
+
+
+def bench_reason(quick: bool) -> tuple[list[dict], dict]:
+    """The A-agent letter-only against reasoning (3 s deadline) and reasoning without one, on the tiny model."""
+    import bench_reason as b
+    res = b.run_benchmark(12 if quick else 24)
+    return _reason_rows("reason", res), res
+
+
+def bench_reason_real(quick: bool) -> tuple[list[dict], dict]:
+    """The same on SmolLM2-135M, 2 threads (runs/cpu's trained reasoner when notebook 08 ran there)."""
+    import bench_reason as b
+    res = b.run_benchmark(12 if quick else 24, model_name=REAL, threads=2)
+    return _reason_rows("reason-real", res), res
+
+
 def bench_memory(quick: bool) -> tuple[list[dict], dict]:
     """helpers.env.memory's estimates against what the seeds measured (readings and fit/OOM outcomes)."""
     from helpers.env import memory
@@ -200,7 +232,8 @@ def bench_memory(quick: bool) -> tuple[list[dict], dict]:
 
 BENCHMARKS: dict[str, Callable[[bool], tuple[list[dict], dict]]] = {
     "data": bench_data, "train": bench_train, "scoring": bench_scoring, "agents": bench_agents, "memory": bench_memory,
-    "train-real": bench_train_real, "scoring-real": bench_scoring_real}
+    "train-real": bench_train_real, "scoring-real": bench_scoring_real, "reason": bench_reason,
+    "reason-real": bench_reason_real}
 
 
 def _cpu_model() -> str:

@@ -127,3 +127,28 @@ def test_missing_config_names_the_file(tmp_path):
     from helpers.io import InputError
     with pytest.raises(InputError, match="agent config not found"):
         KitAAgent(config=str(tmp_path / "kit_agent.json"))
+
+
+def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeypatch):
+    """Exported with answer_mode reason: the reasoner's adapter goes along, each harness batch is reasoned over
+    together inside the budget, every answer passes the filter with the model's own words as its reasoning."""
+    from helpers.agents import reason_measure
+    from helpers.agents.harness import KitAAgent
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
+    cfg = config.load_profile("smoke", "reasoning")
+    cfg["model"]["base"] = str(tiny_model_dir())
+    _save_adapter(RunLayout.of(cfg).adapter_dir(config.REASONER), 7)
+    conf = export.export(cfg, tmp_path / "agents", answer_mode="reason")
+    assert conf["reasoner"] == config.REASONER and conf["agents"]["answer_mode"] == "reason"
+    assert (tmp_path / "agents" / "adapters" / config.REASONER / "adapter_model.safetensors").exists()
+    aagent = KitAAgent(config=str(tmp_path / "agents" / export.CONFIG_NAME))
+    assert aagent.agent.reasoner is not None
+    questions = reason_measure.held_out(10, seed=2, kinds=["seating_linear", "family_pointing"], levels=[1, 2])
+    answers = harness_answers(aagent, questions, 5)
+    assert all(a is not None and a["answer"] in "ABCD" for a in answers)
+    assert not any("Letter scores" in a["reasoning"] for a in answers)  # never the letter mode's template
+    assert aagent.agent.stats["model"] == 10 and sum(v for k, v in aagent.agent.stats.items()
+                                                     if k.startswith("stop:")) == 10
+    _, tokens, seconds = aagent.generate_response([f"Question: {q['question']}\nChoices: {' '.join(q['choices'])}"
+                                                   for q in questions[:5]], None, max_new_tokens=8)
+    assert aagent.agent.reasoner.max_new_tokens == 8 and seconds < aagent.agent.budget_s + 0.5

@@ -29,6 +29,7 @@ STAGE_ARTIFACTS = {
     "06": ["eval/summary.json"],
     "07": ["ensemble/summary.json"],
     "08": ["agents/writer_train.jsonl", "models/writer/adapter/adapter_config.json", "agents/writer.json",
+           "agents/reasoner_train.jsonl", "models/reasoner/adapter/adapter_config.json", "agents/reasoner.json",
            "agents/tournament.json", "agents/filtered_questions.json", "agents/filtered_answers.json"],
 }
 
@@ -144,6 +145,21 @@ def test_the_smoke_writer_is_trained_measured_and_fielded_as_its_measurement_say
     assert ("model" in sources) <= (share > 0), sources  # auto: the writer asks only if its measurement earned it
     conf = json.loads((run / "agents" / "export" / "kit_agent.json").read_text())
     assert conf["agents"]["model_question_share"] == share and (conf["writer"] is not None) == (share > 0)
+
+
+@pytest.mark.pipeline
+def test_the_smoke_reasoner_is_trained_measured_and_answers_as_its_measurement_says(smoke_run):
+    from helpers.agents.reason_measure import justified_mode
+    run, _ = smoke_run
+    rep = json.loads((run / "agents" / "reasoner.json").read_text())
+    mode, _ = justified_mode(rep)
+    assert rep["letter"]["n"] == rep["reason"]["n"] == 12 and rep["justified_mode"] == mode
+    assert rep["reason"]["filter_failed"] == 0 and rep["reason"]["latency"]["p99_s"] < 6.0
+    assert sum(rep["reason"]["stops"].values()) == pytest.approx(1.0)
+    assert json.loads((run / "models" / "reasoner" / "summary.json").read_text())["chunks_done"] == 1
+    assert json.loads((run / "agents" / "tournament.json").read_text())["answer_mode"] == mode
+    conf = json.loads((run / "agents" / "export" / "kit_agent.json").read_text())
+    assert conf["agents"]["answer_mode"] == mode and (conf["reasoner"] is not None) == (mode == "reason")
 
 
 @pytest.mark.pipeline

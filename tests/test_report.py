@@ -127,7 +127,23 @@ def make_run(run: Path) -> Path:
                                                     "proven_share": 0.0, "proven": 0, "accepted": []},
                                            "writer": writer, "budget_s": 5.0,
                                            "why": "model_question_share 0: the trained writer proves 38%"})
+    _json(run / "agents" / "reasoner.json", {m: _reasoner_side(*v) for m, v in REASONER_SIDES.items()}
+          | {"why": "answer_mode reason: reasoning answered 30/48 (62%)"})
     return run
+
+
+# mode: (correct, p50, p99, cut, favourite letter, favourite share)
+REASONER_SIDES = {"letter": (12, 0.02, 0.04, 0.0, "C", 0.4), "reason": (30, 2.9, 3.1, 0.75, "B", 0.3)}
+
+
+def _reasoner_side(correct, p50, p99, cut, fav, share) -> dict:
+    kinds = {"family": {"n": 24, "correct": correct // 2, "accuracy": correct / 48},
+             "seating_linear": {"n": 24, "correct": correct - correct // 2, "accuracy": correct / 48}}
+    return {"n": 48, "correct": correct, "accuracy": correct / 48, "ci95": [0.1, 0.9],
+            "latency": {"p50_s": p50, "p99_s": p99, "limit_s": 6.0}, "cut_share": cut, "tokens_mean": 40.0,
+            "favourite": {"letter": fav, "share": share}, "filter_failed": 0, "by_kind": kinds,
+            "by_level": {"1": {"n": 48, "correct": correct, "accuracy": correct / 48}},
+            "examples": [{"question": "q", "key": "B", "answer": "B", "reasoning": "Ravi's mother's brother is Tom"}]}
 
 
 def table_after(md: str, heading: str, index: int = 0) -> list[list[str]]:
@@ -278,6 +294,17 @@ def test_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "helpers.report", "--run-dir", str(tmp_path / "nope")], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no such run folder" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_reasoner_section_compares_letter_only_and_reasoning(tmp_path):
+    md = (report.write_report(make_run(tmp_path / "r"))["md"]).read_text(encoding="utf-8")
+    table = table_after(md, "## Reasoning A-agent")
+    assert row(table, "letter")[1:7] == ["12/48 (25.0%)", "10.0%-90.0%", "0.02", "0.04", "6.0", "0.0%"]
+    assert row(table, "reason")[1:7] == ["30/48 (62.5%)", "10.0%-90.0%", "2.90", "3.10", "6.0", "75.0%"]
+    assert row(table, "reason")[8] == "B 30.0%"
+    families = table_after(md, "## Reasoning A-agent", 1)
+    assert row(families, "seating_linear")[1:] == ["25.0% (24)", "62.5% (24)"]
+    assert "answer_mode reason" in md and "Ravi's mother's brother is Tom" in md
 
 
 def test_the_question_writer_section_compares_base_and_writer(tmp_path):

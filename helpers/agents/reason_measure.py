@@ -46,9 +46,10 @@ def _accuracy(rows: list[dict]) -> dict:
     return {"n": n, "correct": k, "accuracy": round(k / n, 4) if n else None, "ci95": [round(low, 4), round(high, 4)]}
 
 
-def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATCH) -> dict:
-    """One A-agent on the questions: accuracy (overall, by family, by level), latency against the limit, why each
-    reasoning stopped, the favourite letter, answers failing the filter, fallbacks, and two answers to read."""
+def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATCH, limit_s: float | None = None) -> dict:
+    """One A-agent on the questions: accuracy (overall, by family, by level), latency against the limit (the agent's,
+    or limit_s), why each reasoning stopped, the favourite letter, answers failing the filter, fallbacks, and two
+    answers to read."""
     answers, metas = run_answers(agent, questions, batch_size=batch_size)
     rows = [{"kind": q["kind"], "level": q["level"], "correct": a["answer"] == q["answer"],
              "pred": LETTERS.index(a["answer"]), "answer": LETTERS.index(q["answer"])} for q, a in zip(questions, answers)]
@@ -61,7 +62,7 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
     fav = favourite_letter(rows)
     return {**_accuracy(rows), "by_kind": {k: _accuracy(v) for k, v in by_kind.items()},
             "by_level": {k: _accuracy(v) for k, v in sorted(by_level.items())},
-            "latency": timing.latency_summary([m["seconds"] for m in metas], agent.time_limit_s),
+            "latency": timing.latency_summary([m["seconds"] for m in metas], limit_s or agent.time_limit_s),
             "stops": {s: round(stops[s] / len(rows), 4) for s in STOPS if stops[s]},
             "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),
             "tokens_mean": round(sum(m.get("tokens", 0) for m in metas) / len(rows), 1),
