@@ -103,38 +103,48 @@ def test_no_time_left_scores_the_letter_straight_after_the_prompt(tiny):
     assert all(abs(sum(row["probs"]) - 1) < 1e-5 for row in rows)
 
 
-def test_a_reasoning_that_reaches_the_mark_counts_as_finished(tiny, monkeypatch):
-    model, tok = tiny
-    r = reason.Reasoner(model, tok, member=REASONER)
-    monkeypatch.setattr(r, "_write", lambda prompts, s: [("Ben is left.\nAnswer: A and more", 9, "deadline")] * 3)
-    rows = r.answer(ITEMS, 3.0)
-    assert [(row["stop"], row["reasoning"]) for row in rows] == [("finished", "Ben is left.")] * 3
-
-
 # ---------------------------------------------------------------- the letter after the reasoning
-def _letter_probs_by_hand(model, tok, item, reasoning):
+def _letter_probs_by_hand(model, tok, prompt_ids: list[int], reasoning_ids: list[int]) -> list[float]:
+    """One unbatched forward over prompt + reasoning + "\\nAnswer:", no cache: the letter a trained reasoner writes."""
     import torch
-    text = render_prompt(tok, item, reason.REASON_SYSTEM) + (f"{reasoning}\n{reason.ANSWER_MARK}" if reasoning
-                                                             else reason.ANSWER_MARK)
-    ids = torch.tensor([tok(text, add_special_tokens=False)["input_ids"]])
+    ids = torch.tensor([prompt_ids + reasoning_ids + tok("\nAnswer:", add_special_tokens=False)["input_ids"]])
     from helpers.scoring import use_member
     with torch.no_grad(), use_member(model, REASONER):
         logits = model(input_ids=ids).logits[0, -1]
     return torch.softmax(logits[reason.mark_letter_ids(tok)[:4]], -1).tolist()
 
 
-def test_the_letter_is_scored_after_the_reasoning_so_far_batched_as_alone(tiny):
+def test_the_letter_is_scored_on_the_generations_cache_as_after_the_reasoning_alone(tiny):
+    """Rows cut at different points (all 10 tokens, 4, none) in one left-padded batch score the letter exactly as
+    one forward over each row's own prompt + kept reasoning + "\\nAnswer:" would."""
     model, tok = tiny
-    r = reason.Reasoner(model, tok, member=REASONER)
-    reasonings = ["Ben sits at the left end, so Ana or Cy is in the middle", "", "Tom is the mother's brother"]
+    r = _never_stopping(model, tok, max_new_tokens=10)
     prompts = [render_prompt(tok, it, reason.REASON_SYSTEM) for it in ITEMS]
     from helpers.scoring import inference, use_member
     with use_member(model, REASONER), inference(model, tok):
-        batched = r._letters(prompts, reasonings, [4, 4, 4])
-        other = r._letters(prompts[:1], ["Dee is not in the row at all, nothing more"], [4])
-    for item, text, got in zip(ITEMS, reasonings, batched):
-        assert got == pytest.approx(_letter_probs_by_hand(model, tok, item, text), abs=1e-5)
-    assert max(abs(a - b) for a, b in zip(other[0], batched[0])) > 1e-4  # the reasoning conditions the letter
+        enc = tok(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
+        gen = r._generate(dict(enc), 30.0)
+        new = gen.sequences[:, enc["input_ids"].shape[1]:].tolist()
+        assert [len(x) for x in new] == [10, 10, 10]
+        probs = r._letters(dict(enc), gen, [10, 4, 0], [4, 4, 4])
+        gen = r._generate(dict(enc), 30.0)
+        shorter = r._letters(dict(enc), gen, [3, 4, 0], [4, 4, 4])
+    for i, keep in enumerate([10, 4, 0]):
+        own = tok(prompts[i], add_special_tokens=False)["input_ids"]
+        assert probs[i] == pytest.approx(_letter_probs_by_hand(model, tok, own, new[i][:keep]), abs=1e-4)
+    for i in (1, 2):
+        assert shorter[i] == pytest.approx(probs[i], abs=1e-5)
+    assert max(abs(a - b) for a, b in zip(shorter[0], probs[0])) > 1e-4  # the reasoning conditions the letter
+
+
+def test_the_reasoning_ends_where_the_model_starts_its_answer(tiny):
+    model, tok = tiny
+    r = reason.Reasoner(model, tok, member=REASONER)
+    ids = tok("Ben is at the left end.\nAnswer: A", add_special_tokens=False)["input_ids"]
+    keep, text, stop = r._row(ids + [r.stop_ids[0]], 3.0)
+    assert (text, stop) == ("Ben is at the left end.", "finished")
+    assert keep == len(tok("Ben is at the left end.", add_special_tokens=False)["input_ids"])
+    assert r._row(ids[:3], 3.0)[2] == "deadline" and r._row(ids[:3], 0.0) == (0, "", "no_time")
 
 
 # ---------------------------------------------------------------- the A-agent in reason mode
@@ -144,6 +154,7 @@ def test_reason_mode_answers_with_the_models_own_words_inside_the_budget(tiny):
     agent = build.answer_agent(model, tok, {"members": ["base"]}, acfg)
     assert agent.reasoner is not None and agent.reasoner.member == REASONER
     agent.reasoner.stop_ids = [len(tok) - 1]
+    agent.reasoner.max_new_tokens = 100_000  # only the deadline stops it
     answers, metas = agent.answer(ITEMS + [None, {"question": "Pick one."}])
     assert [m["source"] for m in metas] == ["model"] * 3 + ["fallback"] * 2
     assert all(filters.check_answer(a, tok).ok and a["answer"] in "ABCD" for a in answers)
@@ -254,3 +265,24 @@ def test_the_measurement_reports_both_modes_on_the_same_questions(tiny):
         assert r["latency"]["items"] == 6 and r["favourite"]["letter"] in "ABCD"
     assert out["letter"]["stops"] == {} and sum(out["reason"]["stops"].values()) == pytest.approx(1.0)
     assert "[reasoner] reason:" in reason_measure.describe({**out, "why": "x"})
+
+
+# ---------------------------------------------------------------- the real model
+@pytest.mark.realmodel
+def test_the_real_model_reasons_in_its_own_words_and_answers_inside_the_budget():
+    """SmolLM2-135M-Instruct, untrained, with the reasoning prompt on held-out puzzles in one harness batch: it writes
+    prose until the deadline stops it, and every answer still comes back valid and inside the budget."""
+    from helpers.models import members
+    from helpers.models.members import BASE
+    from helpers.agents.predictor import LetterPredictor
+    from _tiny import smollm2_dir
+    model, tok, _ = members.load_with_adapters(str(smollm2_dir()), {"dtype": "float32", "use_unsloth": False,
+                                                                     "load_in_4bit": False}, {}, threads=2)
+    agent = AnswerAgent(LetterPredictor(model, tok, [BASE]), tok, reasoner=reason.Reasoner(model, tok, member=BASE))
+    questions = reason_measure.held_out(6, seed=4, kinds=["seating_circular", "family_pointing"], levels=[2])
+    agent.answer(questions[:1])  # warm-up: the letter pass is measured once
+    answers, metas = agent.answer(questions[1:])
+    assert all(filters.check_answer(a, tok).ok and a["answer"] in "ABCD" for a in answers)
+    assert all(m["source"] == "model" and m["seconds"] < agent.budget_s + 0.5 for m in metas)
+    assert all(m["tokens"] >= 10 and len(a["reasoning"].split()) >= 5 for a, m in zip(answers, metas))
+    assert {m["stop"] for m in metas} <= {"deadline", "finished"}

@@ -2,10 +2,11 @@
 
 The model (the trained reasoner adapter, config.REASONER) gets the kit's question prompt with REASON_SYSTEM and
 writes greedily; every question of one harness batch is generated together. Writing stops at the end of its turn,
-at `max_new_tokens` (the organisers' 512 cap) or at the deadline, whichever comes first. Then, finished or cut, the
-letter is scored from the logits after "<the reasoning so far>\\nAnswer:": the same place a trained reasoner writes
-its letter, so the answer is always one of the question's letters and always on time. The reasoning returned is
-the model's own text before "Answer:", cut to the rules' 100 words; never a template.
+at `max_new_tokens` (the organisers' 512 cap) or at the deadline, whichever comes first; the reasoning is what it
+wrote before "Answer:". Then, finished or cut, the letter is scored from the logits after "<the reasoning so
+far>\\nAnswer:" (fed on the generation's own cache): the same place a trained reasoner writes its letter, so the
+answer is always one of the question's letters and always on time. The reasoning returned is the model's own text,
+cut to the rules' 100 words; never a template.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ MAX_REASON_WORDS = 100  # the rules' limit for "reasoning" (tournament-rules.md,
 # time left to start; a measurement reports the share of each.
 STOPS = ("finished", "token_cap", "deadline", "no_time")
 MIN_WRITE_S = 0.05  # under this, writing is skipped and the letter is scored straight after the prompt
-FIRST_RESERVE_SHARE = 0.25  # the letter pass's reserve before one was measured: a quarter of the batch's seconds
+FIRST_RESERVE_SHARE = 0.1  # the letter step's reserve before one was measured: a tenth of the batch's seconds
 
 
 def reason_reply(explanation: str, letter_: str) -> str:
@@ -63,8 +64,10 @@ def reasoning_of(text: str) -> tuple[str, bool]:
 class Reasoner:
     """Writes a deduction per question with one member of a loaded model, then scores the letter after it.
 
-    `answer(items, seconds)` keeps the whole batch inside `seconds` (wall clock): generation gets what is left after
-    a reserve for the letter pass, which is measured on every call (the first call reserves a quarter)."""
+    `answer(items, seconds)` keeps the whole batch inside `seconds` (wall clock). One batched generate reads the
+    prompts (the prefill, which no deadline can interrupt) and writes until the turn ends, the cap, or `seconds`
+    less a reserve for the letter step; the letter step then feeds "\nAnswer:" to the generation's own KV cache
+    (a few tokens, not a second pass over the prompts), with each row's tokens after its reasoning masked out."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str, max_new_tokens: int = 512):
         from helpers.scoring import end_of_turn_ids
@@ -72,7 +75,11 @@ class Reasoner:
         self.max_new_tokens = int(max_new_tokens)
         self.letter_ids = mark_letter_ids(tokenizer)
         self.stop_ids = end_of_turn_ids(tokenizer, REASON_SYSTEM)
-        self.pass_s_per_item: float | None = None  # the last letter pass, per question
+        self.mark_ids = list(tokenizer(f"\n{ANSWER_MARK}", add_special_tokens=False)["input_ids"])
+        newline = list(tokenizer("\n", add_special_tokens=False)["input_ids"])
+        # the mark as a model writes it after a newline: "Answer", ":" (the newline is its own token before it)
+        self.mark_tail = self.mark_ids[len(newline):] if self.mark_ids[:len(newline)] == newline else self.mark_ids
+        self.letter_step_s: float | None = None  # the last letter step's seconds (the reserve is taken from it)
 
     def describe(self) -> str:
         """A short name for reports."""
@@ -85,48 +92,71 @@ class Reasoner:
         items = list(items)
         prompts = [render_prompt(self.tokenizer, item, REASON_SYSTEM) for item in items]
         with scoring.use_member(self.model, self.member), scoring.inference(self.model, self.tokenizer):
-            write_s = seconds - self._reserve(len(items), seconds) - (time.perf_counter() - t0)
-            written = self._write(prompts, write_s) if write_s >= MIN_WRITE_S else [("", 0, "no_time")] * len(items)
+            device = next(self.model.parameters()).device
+            enc = self.tokenizer(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
+            enc = {k: v.to(device) for k, v in enc.items()}
+            write_s = seconds - self._reserve(seconds) - (time.perf_counter() - t0)
+            gen = self._generate(enc, write_s)
+            rows = [self._row(new, write_s) for new in gen.sequences[:, enc["input_ids"].shape[1]:].tolist()]
             t1 = time.perf_counter()
-            reasons = [reasoning_of(text) for text, _, _ in written]
-            probs = self._letters(prompts, [r for r, _ in reasons], [len(it["choices"]) for it in items])
-            self.pass_s_per_item = (time.perf_counter() - t1) / len(items)
+            probs = self._letters(enc, gen, [keep for keep, _, _ in rows], [len(it["choices"]) for it in items])
+            self.letter_step_s = time.perf_counter() - t1
         out = []
-        for (text, tokens, stop), (reasoning, marked), p in zip(written, reasons, probs):
+        for (keep, text, stop), p in zip(rows, probs):
+            reasoning, marked = reasoning_of(text)
             stop = "finished" if marked and stop != "no_time" else stop
-            out.append({"probs": p, "reasoning": reasoning, "stop": stop, "tokens": tokens})
+            out.append({"probs": p, "reasoning": reasoning, "stop": stop, "tokens": keep})
         return out
 
-    def _reserve(self, n: int, seconds: float) -> float:
-        if self.pass_s_per_item is None:
+    def _reserve(self, seconds: float) -> float:
+        if self.letter_step_s is None:
             return FIRST_RESERVE_SHARE * seconds
-        return min(0.5 * seconds, 1.5 * self.pass_s_per_item * n + 0.05)  # 1.5x: a longer reasoning costs more
+        return min(0.5 * seconds, 1.5 * self.letter_step_s + 0.05)
 
-    def _write(self, prompts: list[str], seconds: float) -> list[tuple[str, int, str]]:
-        """(text, tokens written, stop) per prompt: greedy, every prompt in one batch, stopped by the turn's end,
-        the token cap or `seconds` (transformers' max_time, checked after every token)."""
-        device = next(self.model.parameters()).device
-        enc = self.tokenizer(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
-        enc = {k: v.to(device) for k, v in enc.items()}
-        out = self.model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens, max_time=seconds,
-                                  eos_token_id=self.stop_ids, pad_token_id=self.tokenizer.pad_token_id)
-        rows = []
-        for new in out[:, enc["input_ids"].shape[1]:].tolist():
-            ended = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
-            kept = new if ended is None else new[:ended]
-            stop = "finished" if ended is not None else "token_cap" if len(new) >= self.max_new_tokens else "deadline"
-            rows.append((self.tokenizer.decode(kept, skip_special_tokens=True), len(kept), stop))
-        return rows
+    def _generate(self, enc: dict, seconds: float) -> Any:
+        """Greedy, every prompt in one batch, stopped by the turn's end, the token cap or `seconds` (transformers'
+        max_time, checked after every token); with no time to write, one token (the prefill the letter needs)."""
+        writing = seconds >= MIN_WRITE_S
+        return self.model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens if writing else 1,
+                                   max_time=max(seconds, MIN_WRITE_S), eos_token_id=self.stop_ids,
+                                   pad_token_id=self.tokenizer.pad_token_id, return_dict_in_generate=True)
 
-    def _letters(self, prompts: list[str], reasonings: list[str], sizes: list[int]) -> list[list[float]]:
-        """Softmax over each item's letters at the position after "<reasoning>\\nAnswer:" (one batched pass)."""
+    def _row(self, new: list[int], write_s: float) -> tuple[int, str, str]:
+        """(tokens of reasoning kept, their text, why writing stopped): the reasoning ends at the turn's end or where
+        the model starts "Answer:" (its newline dropped: the letter step writes "\nAnswer:" itself)."""
+        if write_s < MIN_WRITE_S:
+            return 0, "", "no_time"
+        ended = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
+        m, tail = None, self.mark_tail
+        for k in range(len(new) - len(tail) + 1):
+            if new[k:k + len(tail)] == tail:
+                m = k - 1 if k and self.mark_ids[0] == new[k - 1] and len(self.mark_ids) > len(tail) else k
+                break
+        cuts = [k for k in (ended, m) if k is not None]
+        keep = min(cuts) if cuts else len(new)
+        stop = "finished" if cuts else "token_cap" if len(new) >= self.max_new_tokens else "deadline"
+        return keep, self.tokenizer.decode(new[:keep], skip_special_tokens=True), stop
+
+    def _letters(self, enc: dict, gen: Any, keeps: list[int], sizes: list[int]) -> list[list[float]]:
+        """Softmax over each item's letters after "<its kept reasoning>\nAnswer:": the tokens the cache has not seen
+        (the last one generated) and the mark are fed on the generation's cache, everything a row wrote after its
+        reasoning masked out, positions counted over each row's real tokens."""
         import torch
-        texts = [p + (f"{r}\n{ANSWER_MARK}" if r else ANSWER_MARK) for p, r in zip(prompts, reasonings)]
-        device = next(self.model.parameters()).device
-        enc = self.tokenizer(texts, add_special_tokens=False, padding=True, return_tensors="pt")
-        mask = enc["attention_mask"]
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        logits = self.model(input_ids=enc["input_ids"].to(device), attention_mask=mask.to(device),
-                            position_ids=positions.to(device), use_cache=False).logits[:, -1, :]
+        ids, prompt_mask = enc["input_ids"], enc["attention_mask"]
+        n, width = ids.shape
+        device = ids.device
+        new = gen.sequences[:, width:]
+        cache = gen.past_key_values
+        seen = cache.get_seq_length() - width  # generated tokens already in the cache (all but the last, usually)
+        keep = torch.tensor(keeps, device=device)[:, None]
+        written = torch.arange(new.shape[1], device=device)[None, :] < keep  # (n, generated): inside the reasoning
+        mark = torch.tensor(self.mark_ids, device=device).repeat(n, 1)
+        feed = torch.cat([new[:, seen:], mark], dim=1)
+        mask = torch.cat([prompt_mask, written, torch.ones_like(mark)], dim=1).long()
+        base = prompt_mask.sum(dim=1, keepdim=True)  # each row's prompt tokens
+        unseen = base + torch.arange(seen, new.shape[1], device=device)[None, :]
+        positions = torch.cat([unseen, base + keep + torch.arange(len(self.mark_ids), device=device)[None, :]], dim=1)
+        logits = self.model(input_ids=feed, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                            use_cache=True).logits[:, -1, :]
         letters = logits.index_select(-1, torch.tensor(self.letter_ids, device=logits.device)).float().cpu()
-        return [torch.softmax(letters[row, :min(n, MAX_CHOICES)], dim=-1).tolist() for row, n in enumerate(sizes)]
+        return [torch.softmax(letters[row, :min(k, MAX_CHOICES)], dim=-1).tolist() for row, k in enumerate(sizes)]
