@@ -1,7 +1,7 @@
 """Benchmark: the A-agent letter-only against reasoning, and reasoning with the deadline against without it
 (not collected by pytest: no test_ prefix).
 
-    python tests/bench_reason.py [--model tiny|smollm2-135m] [--questions 24] [--threads 1]
+    python tests/bench_reason.py [--model tiny|smollm2-135m] [--questions 24] [--threads 1] [--run NAME]
 
 One process, one model (the tiny one, or SmolLM2-135M-Instruct), the same held-out puzzles (every family x level 1-3,
 every key letter), answered through the A-agent in harness batches of 5 three ways: letter scoring (one forward
@@ -25,15 +25,15 @@ PROFILES = {"tiny": "smoke", "smollm2-135m": "cpu"}  # the run whose trained rea
 UNBOUNDED_S = 1e6  # "no deadline": the token cap alone stops the writing
 
 
-def trained_reasoner(model_name: str) -> str | None:
-    """The reasoner adapter of the model's profile run (notebook 08), else None."""
+def trained_reasoner(model_name: str, run: str | None = None) -> str | None:
+    """The reasoner adapter of a run (default: the model's profile run; notebook 08 trains it), else None."""
     from helpers import config
-    path = config.runs_root() / PROFILES[model_name] / "models" / config.REASONER / "adapter"
+    path = config.runs_root() / (run or PROFILES[model_name]) / "models" / config.REASONER / "adapter"
     return str(path) if (path / "adapter_model.safetensors").exists() else None
 
 
 def run_benchmark(n_questions: int = 24, *, model_name: str = "tiny", threads: int = 1, batch_size: int = 5,
-                  unbounded: bool = True) -> dict:
+                  unbounded: bool = True, run: str | None = None) -> dict:
     """{"letter", "reason", "unbounded": reason_measure.measure results, "model", "reasoner", ...}."""
     import torch
     from helpers import puzzles
@@ -44,7 +44,7 @@ def run_benchmark(n_questions: int = 24, *, model_name: str = "tiny", threads: i
     from helpers.config import REASONER
     from helpers.models import members
     torch.set_num_threads(threads)
-    adapter = trained_reasoner(model_name)
+    adapter = trained_reasoner(model_name, run)
     model, tok, _ = members.load_with_adapters(model_name, {"dtype": "float32", "use_unsloth": False,
                                                             "load_in_4bit": False},
                                                {REASONER: adapter} if adapter else {}, threads=threads)
@@ -74,8 +74,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--model", choices=sorted(PROFILES), default="tiny")
     ap.add_argument("--questions", type=int, default=24)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--run", default=None, help="the run whose trained reasoner answers (default: smoke or cpu)")
     args = ap.parse_args(argv)
-    r = run_benchmark(args.questions, model_name=args.model, threads=args.threads)
+    r = run_benchmark(args.questions, model_name=args.model, threads=args.threads, run=args.run)
     print(f"model: {r['model']}, reasoner: {r['reasoner']}, {r['questions']} puzzles, {r['threads']} thread(s)")
     print(f"{'mode':<12}{'correct':>10}{'p50 s':>8}{'p99 s':>8}{'cut':>6}{'tokens':>8}{'favourite':>11}")
     for mode in ("letter", "reason", "unbounded"):

@@ -216,16 +216,18 @@ def test_held_out_questions_hide_the_deduction_and_cover_the_families():
 
 
 # ---------------------------------------------------------------- the measurement and the mode it justifies
-def _side(correct: int, n: int = 20, p99: float = 1.0, failed: int = 0) -> dict:
+def _side(correct: int, n: int = 20, p99: float = 1.0, failed: int = 0, collapsed: bool = False) -> dict:
     return {"correct": correct, "n": n, "accuracy": correct / n, "filter_failed": failed,
-            "latency": {"p99_s": p99, "limit_s": 6.0}}
+            "latency": {"p99_s": p99, "limit_s": 6.0},
+            "favourite": {"letter": "C", "share": 0.85 if collapsed else 0.3, "collapsed": collapsed}}
 
 
 @pytest.mark.parametrize("letter_, reason_, mode, why", [
     (_side(8), _side(9), "reason", "against"),
     (_side(8), _side(8), "letter", "no more than"),
     (_side(8), _side(12, p99=6.2), "letter", "over the 6 s limit"),
-    (_side(8), _side(12, failed=1), "letter", "failed the answer filter")])
+    (_side(8), _side(12, failed=1), "letter", "failed the answer filter"),
+    (_side(8), _side(12, collapsed=True), "letter", "C on 85% of the puzzles (collapsed)")])
 def test_reasoning_is_chosen_only_when_it_answers_more_inside_the_limit(letter_, reason_, mode, why):
     got, text = reason_measure.justified_mode({"letter": letter_, "reason": reason_})
     assert got == mode and why in text

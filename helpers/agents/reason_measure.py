@@ -74,7 +74,8 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
 
 def justified_mode(report: dict | None) -> tuple[str, str]:
     """The answer mode a measurement justifies, and why: reason when the reasoner answered more held-out puzzles
-    correctly than letter scoring, with every answer passing the filter and p99 under the limit; else letter."""
+    correctly than letter scoring, with every answer passing the filter, p99 under the limit and its letters not
+    collapsed onto one (helpers.evaluate.favourite_letter); else letter."""
     reason, letter_ = (report or {}).get("reason"), (report or {}).get("letter")
     if not reason or not letter_:
         return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
@@ -83,6 +84,9 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
     p99, limit = reason["latency"]["p99_s"], reason["latency"]["limit_s"]
     if p99 >= limit:
         return "letter", f"reasoning p99 {p99:.2f} s is over the {limit:g} s limit"
+    fav = reason.get("favourite") or {}
+    if fav.get("collapsed"):
+        return "letter", f"reasoning answered {fav['letter']} on {fav['share']:.0%} of the puzzles (collapsed)"
     if reason["correct"] <= letter_["correct"]:
         return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}), no more "
                           f"than letter-only's {letter_['correct']}/{letter_['n']} ({letter_['accuracy']:.0%})")
