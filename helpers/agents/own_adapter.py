@@ -5,8 +5,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from helpers import curriculum, io
 from helpers.layout import RunLayout
 
 
@@ -17,6 +18,17 @@ def own_adapter_profile(cfg: dict, name: str) -> dict:
     return {**cfg, "models": {name: own["adapter"]}, "curriculum": {**cfg["curriculum"], "chunks": 1},
             "model": {**cfg["model"], "max_seq_len": own["max_seq_len"]},
             "train": {**cfg["train"], "lr_start": own["lr"], "lr_end": own["lr"], "epochs_per_chunk": own["epochs"]}}
+
+
+def write_chats(cfg: dict, name: str, path: Path, make_records: Callable[[int], list[dict]]) -> Path:
+    """Section `name`'s training chats, make_records(<name>.examples), written to `path` as one curriculum chunk
+    (deterministic for the profile's seed, so a rebuild resumes the same training)."""
+    n = cfg[name]["examples"]
+    if n <= 0:
+        raise ValueError(f"{name}.examples is 0: this profile trains no {name}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    io.write_jsonl(path, curriculum.order_and_chunk(make_records(n), chunks=1, seed=cfg["seed"]))
+    return path
 
 
 def train_own_adapter(cfg: dict, name: str, data: Path, *, recommendation: dict | None = None, progress: Any = None,

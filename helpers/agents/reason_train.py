@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from helpers import config, curriculum, io, puzzles
+from helpers import config, io, puzzles
 from helpers.agents import build, reason_measure
-from helpers.agents.own_adapter import train_own_adapter
+from helpers.agents.own_adapter import train_own_adapter, write_chats
 from helpers.agents.reason import reason_messages, reason_reply
 from helpers.config import REASONER
 from helpers.io import stamp
@@ -41,16 +41,9 @@ def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequenc
 
 
 def build_data(cfg: dict) -> Path:
-    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels
-    (deterministic for the profile's seed, so a rebuild resumes the same training)."""
-    r, lay = cfg["reasoner"], RunLayout.of(cfg)
-    if r["examples"] <= 0:
-        raise ValueError("reasoner.examples is 0: this profile trains no reasoner")
-    records = reasoner_records(r["examples"], seed=cfg["seed"], kinds=cfg["agents"]["puzzle_kinds"],
-                               levels=r["levels"])
-    lay.made(lay.agents_dir)
-    io.write_jsonl(lay.reasoner_data, curriculum.order_and_chunk(records, chunks=1, seed=cfg["seed"]))
-    return lay.reasoner_data
+    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels."""
+    return write_chats(cfg, REASONER, RunLayout.of(cfg).reasoner_data, lambda n: reasoner_records(
+        n, seed=cfg["seed"], kinds=cfg["agents"]["puzzle_kinds"], levels=cfg["reasoner"]["levels"]))
 
 
 def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import config, curriculum, io
+from helpers import config, io
 from helpers.agents import build, timing, writer_data, writer_measure
-from helpers.agents.own_adapter import train_own_adapter
+from helpers.agents.own_adapter import train_own_adapter, write_chats
 from helpers.config import WRITER
 from helpers.io import stamp
 from helpers.layout import RunLayout
@@ -24,15 +24,11 @@ from helpers.models.members import BASE
 
 def build_data(cfg: dict) -> Path:
     """runs/<run>/agents/writer_train.jsonl: writer.examples chats over the Q-agent's families x writer.levels x
-    letters (deterministic for the profile's seed, so a rebuild resumes the same training)."""
-    w, lay = cfg["writer"], RunLayout.of(cfg)
-    if w["examples"] <= 0:
-        raise ValueError("writer.examples is 0: this profile trains no question writer")
-    records = writer_data.writer_records(w["examples"], seed=cfg["seed"], topics=build.read_topics(cfg),
-                                         kinds=tuple(cfg["agents"]["puzzle_kinds"]), levels=tuple(w["levels"]))
-    lay.made(lay.agents_dir)
-    io.write_jsonl(lay.writer_data, curriculum.order_and_chunk(records, chunks=1, seed=cfg["seed"]))
-    return lay.writer_data
+    letters."""
+    w = cfg["writer"]
+    return write_chats(cfg, WRITER, RunLayout.of(cfg).writer_data, lambda n: writer_data.writer_records(
+        n, seed=cfg["seed"], topics=build.read_topics(cfg), kinds=tuple(cfg["agents"]["puzzle_kinds"]),
+        levels=tuple(w["levels"])))
 
 
 def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:
