@@ -146,9 +146,17 @@ def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeyp
     questions = reason_measure.held_out(10, seed=2, kinds=["seating_linear", "family_pointing"], levels=[1, 2])
     answers = harness_answers(aagent, questions, 5)
     assert all(a is not None and a["answer"] in "ABCD" for a in answers)
-    assert not any("Letter scores" in a["reasoning"] for a in answers)  # never the letter mode's template
+    assert all(a["reasoning"] and "Letter scor" not in a["reasoning"] for a in answers)  # the model's own words
+    assert aagent.agent.stats["filter_fixed"] == 0
     assert aagent.agent.stats["model"] == 10 and sum(v for k, v in aagent.agent.stats.items()
                                                      if k.startswith("stop:")) == 10
     _, tokens, seconds = aagent.generate_response([f"Question: {q['question']}\nChoices: {' '.join(q['choices'])}"
                                                    for q in questions[:5]], None, max_new_tokens=8)
     assert aagent.agent.reasoner.max_new_tokens == 8 and seconds < aagent.agent.budget_s + 0.5
+    # the Q-agent of the same export, with model-written questions on, checks keys by letters (no reasoner loaded)
+    qconf = json.loads((tmp_path / "agents" / export.CONFIG_NAME).read_text())
+    qconf["agents"]["model_question_share"] = 1.0
+    (tmp_path / "agents" / "q.json").write_text(json.dumps(qconf))
+    from helpers.agents.harness import KitQAgent
+    qagent = KitQAgent(config=str(tmp_path / "agents" / "q.json"))
+    assert qagent.agent.writer is not None and qagent.agent.writer.checker.reasoner is None

@@ -61,6 +61,23 @@ def test_reasoning_is_the_text_before_the_answer_mark_cut_to_the_rules_words():
     assert reason.reason_reply("Two  seatings\nfit.", "C") == "Two seatings fit.\nAnswer: C"
 
 
+def test_the_returned_reasoning_is_cut_by_tokens_too(tiny):
+    model, tok = tiny
+    r = reason.Reasoner(model, tok, member=REASONER, max_new_tokens=2000)
+    digits = tok("7" * 3000, add_special_tokens=False)["input_ids"]  # one 'word' of many tokens
+    keep, text, stop = r._row(digits[:1500], 3.0)
+    assert keep == 1500 and len(tok(text, add_special_tokens=False)["input_ids"]) <= reason.MAX_REASON_TOKENS + 2
+    assert filters.check_answer({"answer": "A", "reasoning": reason.reasoning_of(text)[0]}, tok).ok
+
+
+def test_a_harness_cap_only_lowers_the_configured_one_each_call(tiny):
+    model, tok = tiny
+    r = reason.Reasoner(model, tok, member=REASONER, max_new_tokens=300)
+    for given, cap in ((8, 8), (1024, 300), (None, 300), ("lots", 300), (0, 300)):
+        r.limit_tokens(given)
+        assert r.max_new_tokens == cap, given
+
+
 def test_letters_after_the_mark_are_single_tokens_of_their_own(tiny):
     _, tok = tiny
     ids = reason.mark_letter_ids(tok)
@@ -216,21 +233,32 @@ def test_held_out_questions_hide_the_deduction_and_cover_the_families():
 
 
 # ---------------------------------------------------------------- the measurement and the mode it justifies
-def _side(correct: int, n: int = 20, p99: float = 1.0, failed: int = 0, collapsed: bool = False) -> dict:
+def _side(correct: int, n: int = 20, p99: float = 1.0, failed: int = 0, collapsed: bool = False,
+          items: list[int] | None = None) -> dict:
+    items = items if items is not None else [1] * correct + [0] * (n - correct)
     return {"correct": correct, "n": n, "accuracy": correct / n, "filter_failed": failed,
-            "latency": {"p99_s": p99, "limit_s": 6.0},
+            "latency": {"p99_s": p99, "limit_s": 6.0}, "item_correct": items,
             "favourite": {"letter": "C", "share": 0.85 if collapsed else 0.3, "collapsed": collapsed}}
 
 
 @pytest.mark.parametrize("letter_, reason_, mode, why", [
-    (_side(8), _side(9), "reason", "against"),
+    (_side(8), _side(14), "reason", "right alone on 6, wrong alone on 0, p 0.016"),
+    (_side(8), _side(9), "letter", "sign test p 0.50"),  # one more right answer is not evidence
+    # 14 against 8 in total, but right alone on 9 and wrong alone on 3: p 0.073, not significant
+    (_side(8), _side(14, items=[0] * 3 + [1] * 5 + [1] * 9 + [0] * 3), "letter", "p 0.07"),
     (_side(8), _side(8), "letter", "no more than"),
-    (_side(8), _side(12, p99=6.2), "letter", "over the 6 s limit"),
-    (_side(8), _side(12, failed=1), "letter", "failed the answer filter"),
-    (_side(8), _side(12, collapsed=True), "letter", "C on 85% of the puzzles (collapsed)")])
-def test_reasoning_is_chosen_only_when_it_answers_more_inside_the_limit(letter_, reason_, mode, why):
+    (_side(8), _side(14, p99=6.2), "letter", "over the 6 s limit"),
+    (_side(8), _side(14, failed=1), "letter", "failed the answer filter"),
+    (_side(8), _side(14, collapsed=True), "letter", "C on 85% of the puzzles (collapsed)")])
+def test_reasoning_is_chosen_only_when_it_answers_significantly_more_inside_the_limit(letter_, reason_, mode, why):
     got, text = reason_measure.justified_mode({"letter": letter_, "reason": reason_})
     assert got == mode and why in text
+
+
+def test_the_sign_test_is_exact():
+    assert reason_measure.sign_test(6, 0) == pytest.approx(1 / 64)
+    assert reason_measure.sign_test(9, 3) == pytest.approx(299 / 4096)
+    assert reason_measure.sign_test(0, 0) == 1.0 and reason_measure.sign_test(1, 1) == pytest.approx(0.75)
 
 
 def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, monkeypatch):
@@ -239,7 +267,7 @@ def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, 
     assert reason_measure.mode_for_run(cfg)[0] == "letter"
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
-    report = {"letter": _side(5), "reason": _side(9), "params": {"reasoner": cfg["reasoner"]}}
+    report = {"letter": _side(5), "reason": _side(12), "params": reason_measure.measured_settings(cfg)}
     lay.reasoner_report.write_text(json.dumps(report))
     mode, why = reason_measure.mode_for_run(cfg)
     assert mode == "letter" and "adapter is missing" in why
@@ -249,8 +277,9 @@ def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, 
     (adapter / "adapter_model.safetensors").write_bytes(b"")
     assert reason_measure.mode_for_run(cfg)[0] == "reason"
     assert build.agents_cfg(cfg)["answer_mode"] == "reason"
-    other = config.load_profile("smoke", "modes", {"reasoner.lr": 1e-2})
-    assert "other reasoner settings" in reason_measure.mode_for_run(other)[1]
+    for changed in ({"reasoner.lr": 1e-2}, {"agents.time_margin": 0.8}, {"agents.reason_max_tokens": 100}):
+        other = config.load_profile("smoke", "modes", changed)
+        assert "other reasoner or answer-budget settings" in reason_measure.mode_for_run(other)[1], changed
     fixed = config.load_profile("smoke", "modes", {"agents.answer_mode": "letter"})
     assert reason_measure.mode_for_run(fixed) == ("letter", "set in the profile")
 
@@ -285,6 +314,7 @@ def test_the_real_model_reasons_in_its_own_words_and_answers_inside_the_budget()
     agent.answer(questions[:1])  # warm-up: the letter pass is measured once
     answers, metas = agent.answer(questions[1:])
     assert all(filters.check_answer(a, tok).ok and a["answer"] in "ABCD" for a in answers)
-    assert all(m["source"] == "model" and m["seconds"] < agent.budget_s + 0.5 for m in metas)
-    assert all(m["tokens"] >= 10 and len(a["reasoning"].split()) >= 5 for a, m in zip(answers, metas))
-    assert {m["stop"] for m in metas} <= {"deadline", "finished"}
+    # within the organisers' limit with room; the budget (3 s) plus slack for one slow step on a busy CI box
+    assert all(m["source"] == "model" and m["seconds"] < min(agent.budget_s + 1.0, 6.0) for m in metas)
+    assert all(m["tokens"] >= 1 and a["reasoning"] for a, m in zip(answers, metas))  # its own words, not empty
+    assert {m["stop"] for m in metas} <= {"deadline", "finished"} and agent.stats["filter_fixed"] == 0

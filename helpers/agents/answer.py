@@ -173,9 +173,7 @@ class AnswerAgent:
         while pos < len(todo):
             chunk = todo[pos:pos + size]
             if per_item is not None and not deadline.fits(per_item * len(chunk)):
-                for i in todo[pos:]:
-                    answers[i] = self._fallback(parsed[i].question, len(parsed[i].choices), "time_budget")
-                    meta[i].update(source="fallback", reason="time_budget")
+                self._fallbacks(parsed, todo[pos:], answers, meta, "time_budget")
                 break
             t = time.perf_counter()
             probs, error = self._score([parsed[i].item() for i in chunk])
@@ -186,9 +184,7 @@ class AnswerAgent:
                 p = parsed[i]
                 row = probs[k] if probs is not None else None
                 if error or not _valid_probs(row, len(p.choices)):
-                    reason = error or "bad_scores"
-                    answers[i] = self._fallback(p.question, len(p.choices), reason)
-                    meta[i].update(source="fallback", reason=reason)
+                    self._fallbacks(parsed, [i], answers, meta, error or "bad_scores")
                     continue
                 best = max(range(min(4, len(row))), key=lambda j: row[j])
                 letter_ = ANSWER_LETTERS[best]
@@ -200,32 +196,39 @@ class AnswerAgent:
 
     def _answer_reasoning(self, parsed: list[ParsedQuestion], todo: list[int], answers: list, meta: list[dict],
                           deadline: timing.Deadline) -> None:
-        """Reasoning in chunks of chunk_size generated together, each chunk inside one answer budget (so every
-        answer's wall time is under it, however the harness times a batch); the letter comes from the logits after
-        the reasoning, finished or cut (helpers.agents.reason)."""
+        """Reasoning in chunks of chunk_size questions generated together (a harness batch of 5 is one chunk), each
+        chunk inside one answer budget, so each of its answers is back within the budget of the chunk's start; the
+        letter comes from the logits after the reasoning, finished or cut (helpers.agents.reason). A chunk that
+        no longer fits the call's deadline (n x budget) gets the counted fallback, as in letter mode."""
+        spent = 0.0
         for pos in range(0, len(todo), self.chunk_size):
             chunk = todo[pos:pos + self.chunk_size]
+            if pos and not deadline.fits(spent):
+                self._fallbacks(parsed, todo[pos:], answers, meta, "time_budget")
+                break
             t, error = time.perf_counter(), None
             try:
                 rows = self.reasoner.answer([parsed[i].item() for i in chunk], min(self.budget_s, deadline.left()))
             except Exception as exc:  # a model failure costs these answers' letters, never the run
-                rows = [None] * len(chunk)
-                error = f"model_error:{type(exc).__name__}"
+                rows, error = [None] * len(chunk), f"model_error:{type(exc).__name__}"
             spent = time.perf_counter() - t
             for i, row in zip(chunk, rows):
-                p = parsed[i]
                 meta[i]["seconds"] += spent  # each answer of the chunk waited for the whole chunk
-                if row is None or not _valid_probs(row["probs"], min(len(p.choices), MAX_CHOICES)):
-                    reason = error if row is None else "bad_scores"
-                    answers[i] = self._fallback(p.question, len(p.choices), reason)
-                    meta[i].update(source="fallback", reason=reason)
+                if row is None or not _valid_probs(row["probs"], min(len(parsed[i].choices), MAX_CHOICES)):
+                    self._fallbacks(parsed, [i], answers, meta, error or "bad_scores")
                     continue
                 best = max(range(min(4, len(row["probs"]))), key=lambda j: row["probs"][j])
-                self.stats["model"] += 1
-                self.stats[f"stop:{row['stop']}"] += 1
+                self.stats.update(["model", f"stop:{row['stop']}"])
                 answers[i] = {"answer": ANSWER_LETTERS[best], "reasoning": row["reasoning"]}
                 meta[i].update(probs=[round(float(v), 4) for v in row["probs"]], stop=row["stop"],
                                tokens=row["tokens"])
+
+    def _fallbacks(self, parsed: list[ParsedQuestion], items: list[int], answers: list, meta: list[dict],
+                   reason: str) -> None:
+        """The counted fallback letter for each of `items`, with the reason in its meta."""
+        for i in items:
+            answers[i] = self._fallback(parsed[i].question, len(parsed[i].choices), reason)
+            meta[i].update(source="fallback", reason=reason)
 
     def answer_texts(self, inputs: Sequence[Any]) -> list[str]:
         """The same answers as JSON texts (what a harness json-parses)."""

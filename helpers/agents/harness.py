@@ -94,7 +94,7 @@ class KitQAgent:
             member = conf.get("writer") or best  # the trained question writer when the export holds it
             self.model, self.tokenizer, _ = _load(conf, folder, list(dict.fromkeys(conf["members"] + [best, member])))
             sel = {"members": conf["members"], "weights": conf.get("weights"), "method": conf.get("method", "soft")}
-            checker = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="checker")
+            checker = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="checker", mode="letter")
         else:
             self.tokenizer = _load_tokenizer(conf, folder)
         self.agent = build.question_agent(self.tokenizer, conf["topics"], acfg, seed=int(conf.get("seed", 0)),
@@ -127,15 +127,14 @@ class KitAAgent:
                                       "method": conf.get("method", "soft"), "best_member": conf.get("best_member")},
                                      info)
         self.agent = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="kit")
-        self.reasoner_cap = acfg.get("reason_max_tokens", 512)
 
     def generate_response(self, message: str | list[str], system_prompt: str | None = None,
                           **kwargs: Any) -> tuple[str | list[str], int | None, float | None]:
         """One {"answer", "reasoning"} JSON text per prompt (a list for a list), inside the time budget; a list is
         reasoned over together (agents.answer_mode reason). The harness's max_new_tokens only lowers the 512 cap."""
         t0 = time.perf_counter()
-        if self.agent.reasoner is not None and kwargs.get("max_new_tokens"):
-            self.agent.reasoner.max_new_tokens = min(int(kwargs["max_new_tokens"]), self.reasoner_cap)
+        if self.agent.reasoner is not None:
+            self.agent.reasoner.limit_tokens(kwargs.get("max_new_tokens"))
         answers, _ = self.agent.answer(_messages(message))
         texts = [json.dumps(a, ensure_ascii=False) for a in answers]
         return _reply(message, texts, self.tokenizer, t0)

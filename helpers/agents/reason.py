@@ -21,6 +21,7 @@ REASON_SYSTEM = ("You answer multiple-choice questions. Work it out in a few sho
                  "'Answer: ' and the letter of the correct choice.")
 ANSWER_MARK = "Answer:"
 MAX_REASON_WORDS = 100  # the rules' limit for "reasoning" (tournament-rules.md, A-agent output)
+MAX_REASON_TOKENS = 400  # and at most this many of the model's tokens: answer + reasoning must stay under 512
 # Why writing stopped: its own end (the model wrote "Answer:" or ended its turn), the token cap, the deadline, or no
 # time left to start; a measurement reports the share of each.
 STOPS = ("finished", "token_cap", "deadline", "no_time")
@@ -61,6 +62,14 @@ def reasoning_of(text: str) -> tuple[str, bool]:
     return " ".join(words[:MAX_REASON_WORDS]), bool(mark)
 
 
+def _find(seq: list[int], sub: list[int]) -> int | None:
+    """Where `sub` first starts in `seq`, else None."""
+    for k in range(len(seq) - len(sub) + 1):
+        if seq[k:k + len(sub)] == sub:
+            return k
+    return None
+
+
 class Reasoner:
     """Writes a deduction per question with one member of a loaded model, then scores the letter after it.
 
@@ -72,18 +81,26 @@ class Reasoner:
     def __init__(self, model: Any, tokenizer: Any, *, member: str, max_new_tokens: int = 512):
         from helpers.scoring import end_of_turn_ids
         self.model, self.tokenizer, self.member = model, tokenizer, member
-        self.max_new_tokens = int(max_new_tokens)
+        self.cap = self.max_new_tokens = int(max_new_tokens)  # the configured cap; a harness call may only lower it
         self.letter_ids = mark_letter_ids(tokenizer)
         self.stop_ids = end_of_turn_ids(tokenizer, REASON_SYSTEM)
         self.mark_ids = list(tokenizer(f"\n{ANSWER_MARK}", add_special_tokens=False)["input_ids"])
         newline = list(tokenizer("\n", add_special_tokens=False)["input_ids"])
         # the mark as a model writes it after a newline: "Answer", ":" (the newline is its own token before it)
         self.mark_tail = self.mark_ids[len(newline):] if self.mark_ids[:len(newline)] == newline else self.mark_ids
-        self.letter_step_s: float | None = None  # the last letter step's seconds (the reserve is taken from it)
+        self.letter_s_per_row: float | None = None  # the last letter step's seconds per question (the reserve)
+        self.step_s = 0.0  # the last generate's seconds per token written: max_time is checked after each one
 
     def describe(self) -> str:
         """A short name for reports."""
         return f"{self.member} (reasoning)"
+
+    def limit_tokens(self, max_new_tokens: Any = None) -> None:
+        """This call's token cap: the configured cap, lowered (never raised) by a harness's max_new_tokens."""
+        try:
+            self.max_new_tokens = min(self.cap, max(1, int(max_new_tokens))) if max_new_tokens else self.cap
+        except (TypeError, ValueError):  # a harness value that is not a number leaves the configured cap
+            self.max_new_tokens = self.cap
 
     def answer(self, items: Sequence[dict], seconds: float) -> list[dict]:
         """Per item {"probs" over its own letters, "reasoning", "stop" (one of STOPS), "tokens" written}."""
@@ -95,12 +112,16 @@ class Reasoner:
             device = next(self.model.parameters()).device
             enc = self.tokenizer(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
             enc = {k: v.to(device) for k, v in enc.items()}
-            write_s = seconds - self._reserve(seconds) - (time.perf_counter() - t0)
-            gen = self._generate(enc, write_s)
-            rows = [self._row(new, write_s) for new in gen.sequences[:, enc["input_ids"].shape[1]:].tolist()]
+            write_s = seconds - self._reserve(seconds, len(items)) - (time.perf_counter() - t0)
             t1 = time.perf_counter()
+            gen = self._generate(enc, write_s)
+            new = gen.sequences[:, enc["input_ids"].shape[1]:]
+            if new.shape[1] >= 8:  # seconds a token, the prefill included (errs long); too few tokens say nothing
+                self.step_s = (time.perf_counter() - t1) / new.shape[1]
+            rows = [self._row(ids, write_s) for ids in new.tolist()]
+            t2 = time.perf_counter()
             probs = self._letters(enc, gen, [keep for keep, _, _ in rows], [len(it["choices"]) for it in items])
-            self.letter_step_s = time.perf_counter() - t1
+            self.letter_s_per_row = (time.perf_counter() - t2) / len(items)
         out = []
         for (keep, text, stop), p in zip(rows, probs):
             reasoning, marked = reasoning_of(text)
@@ -108,10 +129,12 @@ class Reasoner:
             out.append({"probs": p, "reasoning": reasoning, "stop": stop, "tokens": keep})
         return out
 
-    def _reserve(self, seconds: float) -> float:
-        if self.letter_step_s is None:
+    def _reserve(self, seconds: float, n: int) -> float:
+        """Seconds kept back from writing: the letter step (1.5 x the last one per question, times n) and the one
+        token generate writes after max_time has passed; before any call, a tenth of the batch's seconds."""
+        if self.letter_s_per_row is None:
             return FIRST_RESERVE_SHARE * seconds
-        return min(0.5 * seconds, 1.5 * self.letter_step_s + 0.05)
+        return min(0.5 * seconds, 1.5 * self.letter_s_per_row * n + self.step_s + 0.05)
 
     def _generate(self, enc: dict, seconds: float) -> Any:
         """Greedy, every prompt in one batch, stopped by the turn's end, the token cap or `seconds` (transformers'
@@ -127,15 +150,12 @@ class Reasoner:
         if write_s < MIN_WRITE_S:
             return 0, "", "no_time"
         ended = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
-        m, tail = None, self.mark_tail
-        for k in range(len(new) - len(tail) + 1):
-            if new[k:k + len(tail)] == tail:
-                m = k - 1 if k and self.mark_ids[0] == new[k - 1] and len(self.mark_ids) > len(tail) else k
-                break
+        m = _find(new, self.mark_ids)  # "\nAnswer:" as the kit writes it, else "Answer:" after a merged newline
+        m = _find(new, self.mark_tail) if m is None else m
         cuts = [k for k in (ended, m) if k is not None]
         keep = min(cuts) if cuts else len(new)
         stop = "finished" if cuts else "token_cap" if len(new) >= self.max_new_tokens else "deadline"
-        return keep, self.tokenizer.decode(new[:keep], skip_special_tokens=True), stop
+        return keep, self.tokenizer.decode(new[:min(keep, MAX_REASON_TOKENS)], skip_special_tokens=True), stop
 
     def _letters(self, enc: dict, gen: Any, keeps: list[int], sizes: list[int]) -> list[list[float]]:
         """Softmax over each item's letters after "<its kept reasoning>\nAnswer:": the tokens the cache has not seen

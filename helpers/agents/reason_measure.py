@@ -8,32 +8,47 @@ A-agent itself in harness-sized batches. Reported: accuracy overall and by famil
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter, defaultdict
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from helpers import filters, io, puzzles
 from helpers.agents import timing
 from helpers.agents.answer import run_answers
 from helpers.agents.reason import STOPS
-from helpers.config import REASONER
+from helpers.config import ANSWER_MODES, REASONER
 from helpers.evaluate import favourite_letter, wilson
 from helpers.layout import RunLayout
 from helpers.models.members import missing_adapter_files
 from helpers.records import LETTERS
 
-MODES = ("letter", "reason")
+MODES = ANSWER_MODES  # letter, reason
 HARNESS_BATCH = 5  # the organisers' default --batch_size
+MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-sided significance (sign test)
+MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens")
+
+
+def puzzle_cycle(n: int, kinds: Sequence[str], levels: Sequence[int]) -> Iterator[tuple[str, int, int]]:
+    """n (family, level, key index): every family x level in turn, a combination's key letter moving on each round
+    (so every family and level gets every letter)."""
+    combos = len(kinds) * len(levels)
+    for i in range(n):
+        yield kinds[i % len(kinds)], levels[(i // len(kinds)) % len(levels)], (i // combos + i) % 4
+
+
+def measured_settings(cfg: dict) -> dict:
+    """What a measurement depends on besides the model: the reasoner's settings and the answer budget's."""
+    return {"reasoner": cfg["reasoner"], "agents": {k: cfg["agents"].get(k) for k in MEASURED_AGENTS}}
 
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
     """n solver-proven puzzles as the harness's questions (lettered choices, the key a letter) with their "kind" and
     "level": every family x level in turn, the key letter moving on each round; drawn from their own seed stream, so
     they are not the training chats' puzzles (the stream differs; a level-1 twin by chance is possible)."""
-    rng, out, combos = random.Random(f"reasoner-measure:{seed}"), [], len(kinds) * len(levels)
-    for i in range(n):
-        kind, level = kinds[i % len(kinds)], levels[(i // len(kinds)) % len(levels)]
-        rec = puzzles.make_puzzle(kind, level, (i // combos + i) % 4, rng, {}, id=f"measure-{seed}-{i:04d}")
+    rng, out = random.Random(f"reasoner-measure:{seed}"), []
+    for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"measure-{seed}-{i:04d}")
         question = filters.to_official_question(rec, rec["topic"])
         question.pop("explanation", None)  # the deduction is the answer's: an A-agent never sees it
         out.append({**question, "kind": kind, "level": level})
@@ -67,15 +82,24 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
             "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),
             "tokens_mean": round(sum(m.get("tokens", 0) for m in metas) / len(rows), 1),
             "favourite": {**fav, "share": round(fav["share"], 4), "key_share": round(fav["key_share"], 4)},
+            "item_correct": [int(r["correct"]) for r in rows],
             "filter_failed": sum(dropped.values()), "fallbacks": dict(Counter(m["reason"] for m in metas
                                                                             if m["source"] == "fallback")),
             "examples": [{"question": q["question"], "key": q["answer"], **a} for q, a in zip(questions[:2], answers)]}
 
 
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided exact sign test (McNemar's exact test): P(at least `wins` of the wins + losses puzzles where the two
+    modes differ go to one side by chance)."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n if n else 1.0
+
+
 def justified_mode(report: dict | None) -> tuple[str, str]:
-    """The answer mode a measurement justifies, and why: reason when the reasoner answered more held-out puzzles
-    correctly than letter scoring, with every answer passing the filter, p99 under the limit and its letters not
-    collapsed onto one (helpers.evaluate.favourite_letter); else letter."""
+    """The answer mode a measurement justifies, and why: reason when the reasoner answered significantly more of the
+    same held-out puzzles correctly than letter scoring (sign test on the puzzles where they differ, p < MAX_P), with
+    every answer passing the filter, p99 under the limit and its letters not collapsed onto one
+    (helpers.evaluate.favourite_letter); else letter."""
     reason, letter_ = (report or {}).get("reason"), (report or {}).get("letter")
     if not reason or not letter_:
         return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
@@ -90,8 +114,16 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
     if reason["correct"] <= letter_["correct"]:
         return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}), no more "
                           f"than letter-only's {letter_['correct']}/{letter_['n']} ({letter_['accuracy']:.0%})")
+    pairs = list(zip(reason.get("item_correct", []), letter_.get("item_correct", [])))
+    wins, losses = sum(r > lt for r, lt in pairs), sum(r < lt for r, lt in pairs)
+    p = sign_test(wins, losses)
+    if p >= MAX_P:
+        return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} against letter-only's "
+                          f"{letter_['correct']}: right alone on {wins} puzzles, wrong alone on {losses} (sign test "
+                          f"p {p:.2f}, not under {MAX_P})")
     return "reason", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}) against "
-                      f"letter-only's {letter_['correct']} ({letter_['accuracy']:.0%}), p99 {p99:.2f} s")
+                      f"letter-only's {letter_['correct']} ({letter_['accuracy']:.0%}; right alone on {wins}, wrong "
+                      f"alone on {losses}, p {p:.3f}), p99 {p99:.2f} s")
 
 
 def mode_for_run(cfg: dict) -> tuple[str, str]:
@@ -107,8 +139,10 @@ def mode_for_run(cfg: dict) -> tuple[str, str]:
     missing = missing_adapter_files(cfg, REASONER) if report is not None else []
     if missing:
         return "letter", f"the measured reasoner's adapter is missing ({missing[0]})"
-    if report is not None and (report.get("params") or {}).get("reasoner") not in (None, cfg.get("reasoner")):
-        return "letter", f"{path.name} measured other reasoner settings than the profile's: run notebook 08 again"
+    measured = {k: (report.get("params") or {}).get(k) for k in ("reasoner", "agents")} if report else {}
+    if report is not None and measured != measured_settings(cfg):
+        return "letter", (f"{path.name} measured other reasoner or answer-budget settings than the profile's: run "
+                          "notebook 08 again")
     return justified_mode(report)
 
 

@@ -30,10 +30,9 @@ def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequenc
     """n training records: each a generated puzzle's shared record with "chat": the reasoning prompt and, as the reply,
     the solver's deduction then "Answer: <letter>" ("task": "reasoner"). Every family x level in turn; a combination's
     key letter moves on each round, so every family and level learns every letter."""
-    rng, out, combos = random.Random(f"reasoner:{seed}"), [], len(kinds) * len(levels)
-    for i in range(n):
-        kind, level = kinds[i % len(kinds)], levels[(i // len(kinds)) % len(levels)]
-        rec = puzzles.make_puzzle(kind, level, (i // combos + i) % 4, rng, {}, id=f"reasoner-{seed}-{i:06d}")
+    rng, out = random.Random(f"reasoner:{seed}"), []
+    for i, (kind, level, target) in enumerate(reason_measure.puzzle_cycle(n, kinds, levels)):
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"reasoner-{seed}-{i:06d}")
         chat = reason_messages(rec) + [{"role": "assistant",
                                         "content": reason_reply(rec["explanation"], LETTERS[rec["answer"]])}]
         out.append({**rec, "chat": chat, "task": "reasoner"})
@@ -54,9 +53,9 @@ def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None
 
 def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
                 recommendation: dict | None = None) -> dict:
-    """Letter-only (the A-agent's selection) against reasoning (the reasoner) on reasoner.measure held-out puzzles;
-    writes agents/reasoner.json and returns it. model/tokenizer/sel: a team model already holding the selection's
-    members and the reasoner (else they are loaded)."""
+    """Letter-only (the A-agent's selection) against reasoning (the reasoner) on reasoner.measure held-out puzzles, on
+    cfg["agents"]'s budget; writes agents/reasoner.json (with the settings it measured) and returns it.
+    model/tokenizer/sel: a team model already holding the selection's members and the reasoner (else loaded)."""
     if model is None:
         sel = build.selection(cfg)
         model, tokenizer, info = build.load_team_model(cfg, sel["members"] + [REASONER], recommendation)
@@ -73,7 +72,7 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, sel: dic
     report.update(justified_mode=mode, why=f"answer_mode {mode}: {why}", letter_members=sel["members"])
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
-    io.write_json(lay.reasoner_report, {**report, **stamp({"reasoner": cfg["reasoner"]})})
+    io.write_json(lay.reasoner_report, {**report, **stamp(reason_measure.measured_settings(cfg))})
     return report
 
 
