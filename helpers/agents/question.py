@@ -175,7 +175,7 @@ class QuestionAgent:
         question = None
         writer = self.writer
         if writer is not None and writer.enabled and self.model_share > 0 and self.rng.random() < self.model_share:
-            asked = tuple(k for k in kinds if k in self.kinds) or tuple(kinds)  # the families _one_puzzle would ask
+            asked = topics_mod.families(topic, subtopic, self.kinds) or tuple(kinds)  # what _one_puzzle would ask
             question, reason = writer.write(topic, subtopic, letter_, deadline, kinds=asked)
             if question is not None:
                 meta["source"] = "model"

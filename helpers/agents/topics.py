@@ -64,6 +64,11 @@ def generator_kinds(topic: str, subtopic: str) -> tuple[str, ...]:
     return ()
 
 
+def families(topic: str, subtopic: str, kinds: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The topic's generator families among `kinds` (a profile's agents.puzzle_kinds), in the generator's order."""
+    return tuple(k for k in generator_kinds(topic, subtopic) if k in kinds)
+
+
 def provable_pairs(topics: dict, kinds: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
     """The (topic, subtopic) pairs of a topics file with a generator among `kinds`: where a writer can be proven."""
     return [(t, s) for t, s in pairs(topics) if set(generator_kinds(t, s)) & set(kinds)]

@@ -36,7 +36,7 @@ def writer_records(n: int, *, seed: int, topics: dict[str, list[str]], kinds: tu
     rng, out = random.Random(f"writer:{seed}"), []
     for i in range(n):
         topic, subtopic = pairs[i % len(pairs)]
-        family, j = [k for k in topics_mod.generator_kinds(topic, subtopic) if k in kinds], i // len(pairs)
+        family, j = topics_mod.families(topic, subtopic, kinds), i // len(pairs)
         kind, level = family[j % len(family)], levels[(j // len(family)) % len(levels)]  # every family x level
         combos = len(family) * len(levels)
         target = (j // combos + j % combos) % 4  # a combination's letter moves on each round; a round mixes letters

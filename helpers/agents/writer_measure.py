@@ -47,7 +47,7 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
     for topic, subtopic, letter_ in asks:
         t0 = time.perf_counter()
         question, _ = writer.write(topic, subtopic, letter_, timing.Deadline(budget_s, start=t0),
-                                   kinds=tuple(k for k in topics_mod.generator_kinds(topic, subtopic) if k in kinds))
+                                   kinds=topics_mod.families(topic, subtopic, kinds))
         seconds.append(time.perf_counter() - t0)
         reached[writer.reached] += 1
         if question is not None and len(accepted) < 2:
