@@ -160,6 +160,11 @@ RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the r
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section: any adapter names, each an ADAPTER_SCHEMA mapping
 
+# An agent's own adapter section (writer:, reasoner:; helpers.agents.own_adapter): chats, levels, adapter, training.
+OWN_ADAPTER_SCHEMA: dict[str, Check] = {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)),
+                                        "adapter": ADAPTER_SCHEMA, "lr": number(low=0), "epochs": number(low=0.01),
+                                        "max_seq_len": integer(1), "measure": integer(1)}
+
 SCHEMA: dict[str, Any] = {
     "seed": integer(0),
     "run": text,
@@ -178,13 +183,9 @@ SCHEMA: dict[str, Any] = {
     "models": MODELS,
     "eval": {"batch_size": integer(1), "max_questions": integer(0)},
     # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.writer_train).
-    "writer": {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)), "adapter": ADAPTER_SCHEMA,
-               "lr": number(low=0),
-               "epochs": number(low=0.01), "max_seq_len": integer(1), "measure": integer(1)},
+    "writer": OWN_ADAPTER_SCHEMA,
     # The reasoning A-agent's adapter: "a short deduction, then the letter" (notebook 08, helpers.agents.reason_train).
-    "reasoner": {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)), "adapter": ADAPTER_SCHEMA,
-                 "lr": number(low=0), "epochs": number(low=0.01), "max_seq_len": integer(1),
-                 "measure": integer(1)},
+    "reasoner": OWN_ADAPTER_SCHEMA,
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
                "model_question_share": share_or_auto, "writer_max_failures": integer(1),

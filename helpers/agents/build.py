@@ -60,13 +60,14 @@ def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str
     """An A-agent on an already loaded model: letter scoring with the selection's members, or (mode "reason", by
     default acfg["answer_mode"]) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
     mode = mode or acfg.get("answer_mode", "letter")
-    p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
-                             method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
-    reasoner = None
+    p, reasoner = None, None
     if mode == "reason":
         if REASONER not in getattr(model, "peft_config", {}):
             raise ValueError(f"answer_mode reason needs the {REASONER!r} adapter loaded (notebook 08 trains it)")
         reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=acfg.get("reason_max_tokens", 512))
+    else:
+        p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
+                                 method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
     return AnswerAgent(p, tokenizer, time_limit_s=acfg["answer_time_limit_s"], margin=acfg["time_margin"],
                        chunk_size=acfg["answer_chunk_size"], name=name, reasoner=reasoner)
 
