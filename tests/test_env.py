@@ -85,6 +85,16 @@ RULE_CASES = [
     ("bnb_requested_unusable", ({"bitsandbytes": {"usable": False}}, {"optim": "adamw_8bit"}),
      ({"bitsandbytes": {"usable": True}}, {"optim": "adamw_8bit", "load_in_4bit": True})),
     ("unsloth_4bit_rocm", ({}, {"load_in_4bit": True}), ({}, {"load_in_4bit": True, "use_unsloth": False})),
+    ("unsloth_zoo_missing", ({"unsloth": {"zoo": None}}, {}), ({"unsloth": {"zoo": "2025.10.1"}}, {})),
+    ("unsloth_version_unpinned", ({"unsloth": {"pinned": "2026.10.9"}}, {}),
+     ({"unsloth": {"version": "2026.10.9", "pinned": "2026.10.9"}}, {})),
+    ("unsloth_requirements_unmet",
+     ({"unsloth": {"unmet": ["transformers 4.51.3 (Unsloth wants >=4.52.4)", "trl 0.19.0 (Unsloth wants !=0.19.0)"]}},
+      {}),
+     ({"unsloth": {"unmet": ["transformers 4.51.3 (Unsloth wants >=4.52.4)"]}}, {"use_unsloth": False})),
+    ("accelerator_stack_changed",
+     ({"stack": {"changes": ["torch was 2.5.1+rocm6.2, now 2.9.0: pip replaced this box's build. Fix: ..."]}}, {}),
+     ({"stack": {"changes": []}}, {})),
     ("unsloth_requested_unavailable", ({"unsloth": {"importable": False, "detail": "not importable: no GPU"}},
                                        {"use_unsloth": True}),
      ({"unsloth": {"importable": True}}, {"use_unsloth": True})),
@@ -237,6 +247,26 @@ def test_recommend_mi300x_with_working_unsloth_and_bnb_stays_16bit():
     assert rec["load_in_4bit"]["value"] is False and "16-bit" in rec["load_in_4bit"]["reason"]
 
 
+def test_unsloth_keeps_4bit_on_rocm_only_above_bitsandbytes_0_48_2():
+    for bnb, kept in (("0.44.1", False), ("0.48.2", False), ("0.49.0", True), ("0.50.2", True)):
+        facts = base_facts({"packages": {"bitsandbytes": bnb}})
+        assert env.unsloth_keeps_4bit(facts) is kept, bnb
+        assert env.recommend(facts)["load_in_4bit"]["value"] is kept, bnb
+        assert verdict("unsloth_4bit_rocm", {"packages": {"bitsandbytes": bnb}},
+                       {"load_in_4bit": True})["status"] == ("pass" if kept else "warn"), bnb
+
+
+def test_backend_choice_names_why_unsloth_is_not_used():
+    for patch, why in (({"backend": "cpu"}, "no GPU"), ({"unsloth": {"version": None}, "packages": {"unsloth": None}},
+                                                        "not installed"),
+                       ({"unsloth": {"zoo": None}, "packages": {"unsloth_zoo": None}}, "without unsloth_zoo"),
+                       ({"unsloth": {"unmet": ["transformers 4.51.3 (Unsloth wants >=4.52.4)"]}}, "transformers 4.51.3"),
+                       ({"unsloth": {"importable": False, "detail": "ImportError: triton_key"}}, "triton_key")):
+        rec = env.recommend(base_facts(patch))["use_unsloth"]
+        assert rec["value"] is False and why in rec["reason"] and "transformers + PEFT" in rec["reason"], rec
+    assert env.recommend(base_facts())["use_unsloth"]["value"] is True
+
+
 def test_recommend_mi50():
     rec = env.recommend(fixture("mi50_seeds"))
     assert rec["dtype"]["value"] == "float32"
@@ -386,7 +416,8 @@ def test_unsloth_probe_never_imports_without_gpu(monkeypatch):
     facts = env.empty_facts()
     env._probe_unsloth(facts, 5)
     env._probe_bitsandbytes(facts, 5)
-    assert facts["unsloth"] == {"importable": False, "detail": "not importable: no GPU"}
+    assert (facts["unsloth"]["importable"], facts["unsloth"]["detail"]) == (False, "not importable: no GPU")
+    assert facts["unsloth"]["version"] == "2025.10.1" and facts["unsloth"]["pinned"] == "2026.10.9"
     assert facts["bitsandbytes"]["usable"] is False and "no GPU" in facts["bitsandbytes"]["detail"]
 
 

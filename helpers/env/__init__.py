@@ -18,7 +18,7 @@ from typing import Any, Callable, MutableMapping
 
 from helpers.env.rules import (  # noqa: F401  (the rules' public API is re-exported here)
     BF16_ROCM_GFX, RULES, Rule, bf16_capable, bnb_usable, checks_table, evaluate, get, hw_gfx,
-    settings_from_cfg, summarize, unsloth_importable,
+    settings_from_cfg, summarize, unsloth_choice, unsloth_importable, unsloth_keeps_4bit,
 )
 from helpers.io import package_version, read_json, stamp, write_json
 
@@ -62,7 +62,9 @@ def empty_facts() -> dict:
                 "compute_capability": None, "vram_total_gib": None, "vram_free_gib": None, "bf16": None},
         "packages": {name: None for name in PACKAGES},
         "triton": {"module_version": None, "torch_requires": None},
-        "unsloth": {"importable": False, "detail": "not checked"},
+        "unsloth": {"importable": False, "detail": "not checked", "version": None, "zoo": None, "pinned": None,
+                    "unmet": []},
+        "stack": {"record": None, "changes": []},
         "bitsandbytes": {"usable": False, "detail": "not checked", "libs": [], "expected_lib": None},
         "flash_attn": {"importable": False, "detail": "not checked"},
         "env": {var: None for var in ENV_VARS},
@@ -222,13 +224,41 @@ def _run_python(code: str, timeout_s: float) -> tuple[bool, str]:
 
 def _probe_unsloth(facts: dict, timeout_s: float) -> None:
     out = facts["unsloth"]
+    out.update(_unsloth_install_facts())
     if not package_version("unsloth"):
         out.update(importable=False, detail="not installed")
+    elif not out["zoo"]:
+        out.update(importable=False, detail="unsloth_zoo is not installed (unsloth imports it first)")
     elif facts["backend"] not in ("rocm", "cuda"):
         out.update(importable=False, detail="not importable: no GPU")  # it raises on import without one
     else:
         ok, detail = _run_python("import unsloth", timeout_s)
         out.update(importable=ok, detail=detail)
+
+
+def _unsloth_install_facts() -> dict:
+    """The installed Unsloth against the kit's pin and its own declared requirements (read, never imported)."""
+    from helpers.env import stack
+    from helpers.env.gpu_setup import GPU_PINS
+    version = package_version("unsloth")
+    pinned = stack.read_pins(GPU_PINS).get("unsloth") if GPU_PINS.exists() else None
+    unmet: list[str] = []
+    if version:
+        from importlib import metadata
+        try:
+            declared = metadata.requires("unsloth") or []
+        except metadata.PackageNotFoundError:  # the version came from elsewhere (a test, a broken install)
+            declared = []
+        unmet = stack.unmet(stack.applicable(declared, source="unsloth's METADATA"), stack.installed_versions())
+    return {"version": version, "zoo": package_version("unsloth_zoo"), "pinned": pinned, "unmet": unmet}
+
+
+def _probe_stack(facts: dict) -> None:
+    """Whether a pip step replaced the torch stack make setup recorded in this venv (one line each, with the fix)."""
+    from helpers.env import stack
+    path = stack.stack_path()
+    facts["stack"] = {"record": str(path) if path.exists() else None,
+                      "changes": stack.stack_changes(path, stack.installed_versions())}
 
 
 def _probe_bitsandbytes(facts: dict, timeout_s: float) -> None:
@@ -277,6 +307,7 @@ def collect_facts(runs_dir: str | os.PathLike | None = None, hf_cache: str | os.
         ("disk.runs", lambda f: f["disk"].update(runs=disk_free(runs_dir or runs_root()))),
         ("disk.hf_cache", lambda f: f["disk"].update(hf_cache=disk_free(hf_paths[-1]))),
         ("hf_cache", lambda f: f.update(hf_cache=dir_size(hf_paths, hf_budget_s, hf_max_files))),
+        ("stack", _probe_stack),
         ("unsloth", lambda f: _probe_unsloth(f, import_timeout_s)),
         ("bitsandbytes", lambda f: _probe_bitsandbytes(f, import_timeout_s)),
         ("flash_attn", lambda f: _probe_flash_attn(f, import_timeout_s)),
@@ -318,8 +349,8 @@ def _dtype(facts: dict) -> dict:
 def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
     """Settings for this machine, each {'value', 'reason'}; the profile's "auto" values resolve to these."""
     backend, gpu = facts.get("backend"), facts.get("backend") in ("rocm", "cuda")
-    rocm, bnb_ok, unsloth_ok = backend == "rocm", bnb_usable(facts), unsloth_importable(facts)
-    use_unsloth = gpu and unsloth_ok
+    rocm, bnb_ok = backend == "rocm", bnb_usable(facts)
+    use_unsloth, unsloth_why = unsloth_choice(facts)
     if backend == "cuda" and bnb_ok:
         optim = _item("adamw_8bit", "bitsandbytes works here: 8-bit AdamW states take ~2 bytes per trainable "
                                     "parameter instead of 8 (839M LoRA params: 6.7 GB -> 1.7 GB)")
@@ -335,9 +366,10 @@ def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
     if not (gpu and bnb_ok):
         four = _item(False, "needs a working bitsandbytes on a GPU" + (
             " (the seeds: no binary for ROCm 6.2)" if rocm else ""))
-    elif rocm and use_unsloth:
-        four = _item(False, "Unsloth on ROCm silently loads 16-bit anyway (the seeds: 135 GB instead of "
-                            "~40-50 GB for 72B); plan for 16-bit")
+    elif rocm and use_unsloth and not unsloth_keeps_4bit(facts):
+        four = _item(False, f"Unsloth on ROCm loads 16-bit with bitsandbytes "
+                            f"{get(facts, 'packages.bitsandbytes')} (it keeps 4-bit only above 0.48.2; the seeds: "
+                            "135 GB instead of ~40-50 GB for 72B); plan for 16-bit")
     else:
         four = _item(True, "bitsandbytes works on this GPU: 4-bit weights take ~0.5 bytes per parameter")
     if backend == "cuda" and get(facts, "flash_attn.importable") is True and bf16_capable(facts):
@@ -354,8 +386,7 @@ def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
         "optim": optim,
         "load_in_4bit": four,
         "attn_implementation": attn,
-        "use_unsloth": _item(use_unsloth, "GPU present and `import unsloth` works" if use_unsloth else
-                             f"Unsloth unavailable ({get(facts, 'unsloth.detail', '?')}): transformers + PEFT"),
+        "use_unsloth": _item(use_unsloth, unsloth_why),
         "gradient_checkpointing": _item(True, "recomputes activations: ~20-30% slower steps for far less "
                                               "memory; the seeds trained 72B with it on") if gpu else
         _item(False, "no GPU memory to save; recomputing activations would only cost time"),

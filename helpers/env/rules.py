@@ -64,6 +64,32 @@ def unsloth_importable(facts: dict) -> bool:
     return get(facts, "unsloth.importable") is True
 
 
+def unsloth_keeps_4bit(facts: dict) -> bool:
+    """Unsloth keeps load_in_4bit on ROCm only with bitsandbytes newer than 0.48.2 (its device_type.py gate);
+    on CUDA a working bitsandbytes is enough."""
+    if facts.get("backend") != "rocm":
+        return True
+    return version_tuple(get(facts, "packages.bitsandbytes"))[:3] > (0, 48, 2)
+
+
+def unsloth_choice(facts: dict) -> tuple[bool, str]:
+    """(use Unsloth?, why): a GPU, an installed unsloth with unsloth_zoo, its declared requirements met, and
+    `import unsloth` working; else transformers + PEFT, with the first reason that rules Unsloth out."""
+    version, unmet = get(facts, "unsloth.version") or get(facts, "packages.unsloth"), get(facts, "unsloth.unmet") or []
+    if not has_gpu(facts):
+        return False, "no GPU: transformers + PEFT (Unsloth is the kit's GPU path)"
+    if not version:
+        return False, "Unsloth is not installed (make setup-gpu installs the kit's pin): transformers + PEFT"
+    if get(facts, "unsloth.zoo") is None and get(facts, "packages.unsloth_zoo") is None:
+        return False, f"unsloth {version} without unsloth_zoo cannot import (make setup-gpu): transformers + PEFT"
+    if unmet:
+        return False, (f"unsloth {version} cannot run on this Python's stack: {'; '.join(unmet[:3])}: "
+                       "transformers + PEFT")
+    if not unsloth_importable(facts):
+        return False, f"`import unsloth` failed ({_detail(facts, 'unsloth')}): transformers + PEFT"
+    return True, f"GPU present and unsloth {version} imports: Unsloth's loader and kernels"
+
+
 def bf16_capable(facts: dict) -> bool:
     """Whether the GPU has native bf16 (MI100+/gfx90a/gfx94x, CUDA sm_80+)."""
     if facts.get("backend") == "rocm":
@@ -238,13 +264,38 @@ RULES: list[Rule] = [
                                     "load_in_4bit: true" if s.get("load_in_4bit") is True else "") if x)
          + f", but bitsandbytes is not usable here ({_detail(f, 'bitsandbytes')}).",
          "Set train.optim: adamw_torch (or auto) and model.load_in_4bit: false (or auto)."),
-    Rule("unsloth_4bit_rocm", "warn", "Unsloth on ROCm silently ignores load_in_4bit",
+    Rule("unsloth_4bit_rocm", "warn", "Unsloth on ROCm silently ignores load_in_4bit with this bitsandbytes",
          lambda f, s: f.get("backend") == "rocm" and s.get("load_in_4bit") is True
-         and s.get("use_unsloth") is not False,
-         lambda f, s: "The profile asks for load_in_4bit on ROCm, but Unsloth on AMD loads 16-bit weights "
-         "without an error: the seeds planned ~40-50 GB for Qwen2.5-72B in 4-bit and got 135 GB (2.7x).",
+         and s.get("use_unsloth") is not False and not unsloth_keeps_4bit(f),
+         lambda f, s: "The profile asks for load_in_4bit on ROCm, but Unsloth keeps 4-bit on AMD only with "
+         f"bitsandbytes newer than 0.48.2 (here: {get(f, 'packages.bitsandbytes') or 'not installed'}) and otherwise "
+         "loads 16-bit weights without an error: the seeds planned ~40-50 GB for Qwen2.5-72B in 4-bit and got 135 GB "
+         "(2.7x).",
          "Budget 2 bytes per parameter (72B -> ~135 GiB) and set model.load_in_4bit: false so the plan matches "
-         "what loads."),
+         "what loads, or install a bitsandbytes > 0.48.2 built for this ROCm."),
+    Rule("unsloth_zoo_missing", "warn", "unsloth is installed without unsloth_zoo",
+         lambda f, s: bool(get(f, "unsloth.version")) and not get(f, "unsloth.zoo") and s.get("use_unsloth") is not False,
+         lambda f, s: f"unsloth {get(f, 'unsloth.version')} is installed but unsloth_zoo is not: `import unsloth` "
+         "fails before anything trains, so training runs on transformers + PEFT.",
+         "make setup-gpu (installs the pinned unsloth and unsloth_zoo together, --no-deps)."),
+    Rule("unsloth_version_unpinned", "warn", "unsloth is not the release the kit was checked against",
+         lambda f, s: bool(get(f, "unsloth.version")) and bool(get(f, "unsloth.pinned"))
+         and get(f, "unsloth.version") != get(f, "unsloth.pinned"),
+         lambda f, s: f"unsloth {get(f, 'unsloth.version')} is installed; the kit's keyword arguments were checked "
+         f"against {get(f, 'unsloth.pinned')} (constraints-gpu.txt, tests/test_unsloth_wheel.py). Another release "
+         "may rename them (a TypeError deep in notebook 03) or pull its own transformers.",
+         "make setup-gpu (installs the pin), or bump constraints-gpu.txt and run tests/test_unsloth_wheel.py."),
+    Rule("unsloth_requirements_unmet", "warn", "this Python's packages do not meet Unsloth's requirements",
+         lambda f, s: bool(get(f, "unsloth.unmet")) and s.get("use_unsloth") is not False,
+         lambda f, s: f"unsloth {get(f, 'unsloth.version')} declares requirements this Python misses: "
+         f"{'; '.join(get(f, 'unsloth.unmet')[:4])}. Training runs on transformers + PEFT. (The challenge "
+         "container's transformers 4.51.3 and trl 0.19.0 cannot host the kit's Unsloth.)",
+         "make setup-gpu in the kit's venv moves them to constraints-gpu.txt's pins there (the box's own "
+         "packages stay as they are); or keep the transformers + PEFT backend."),
+    Rule("accelerator_stack_changed", "fail", "the box's torch stack changed since make setup recorded it",
+         lambda f, s: bool(get(f, "stack.changes")),
+         lambda f, s: " ".join(get(f, "stack.changes")),
+         "Each line above names its fix; then rerun the env check."),
     Rule("unsloth_requested_unavailable", "fail", "use_unsloth: true but Unsloth is not importable",
          lambda f, s: s.get("use_unsloth") is True and not unsloth_importable(f),
          lambda f, s: f"The profile sets use_unsloth: true but Unsloth is not importable here "

@@ -193,7 +193,7 @@ def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None
         model, tokenizer = _load_transformers(source, settings, for_training)
     import torch
     if for_training and settings["gradient_checkpointing"] and backend != "unsloth":
-        enable_checkpointing(model)  # Unsloth applies its own in add_adapter (use_gradient_checkpointing="unsloth")
+        enable_checkpointing(model)  # Unsloth applies its own (unsloth_checkpointing) at load and in add_adapter
     elif getattr(model, "config", None) is not None:
         model.config.use_cache = not for_training
     if not for_training:
@@ -206,13 +206,27 @@ def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None
     return model, tokenizer, info
 
 
+def unsloth_checkpointing(enabled: bool) -> str | bool:
+    """Unsloth's use_gradient_checkpointing value for the profile's setting: its offloading "unsloth" mode, or off."""
+    return "unsloth" if enabled else False
+
+
+def unsloth_load_kwargs(source: Path | str, settings: dict, dtype: Any) -> dict:
+    """FastLanguageModel.from_pretrained's arguments (tests/test_unsloth_wheel.py holds them to the pinned wheel).
+
+    use_exact_model_name: without it Unsloth maps e.g. Qwen/Qwen2.5-72B-Instruct to unsloth/Qwen2.5-72B-Instruct, a
+    second 145 GB download into the cache (the seeds' full disk) and an adapter whose base is not the profile's."""
+    return {"model_name": str(source), "max_seq_length": settings["max_seq_len"], "dtype": dtype,
+            "load_in_4bit": settings["load_in_4bit"], "trust_remote_code": settings["trust_remote_code"],
+            "use_exact_model_name": True,
+            "use_gradient_checkpointing": unsloth_checkpointing(settings["gradient_checkpointing"])}
+
+
 def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
     unsloth = import_unsloth()  # first: before transformers/peft are imported below
     import torch
-    model, tokenizer = unsloth.FastLanguageModel.from_pretrained(
-        model_name=str(source), max_seq_length=settings["max_seq_len"], dtype=getattr(torch, settings["dtype"]),
-        load_in_4bit=settings["load_in_4bit"], trust_remote_code=settings["trust_remote_code"])
-    return model, tokenizer
+    return unsloth.FastLanguageModel.from_pretrained(
+        **unsloth_load_kwargs(source, settings, getattr(torch, settings["dtype"])))
 
 
 def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
@@ -267,8 +281,16 @@ def lora_config_kwargs(spec: dict, target_modules: list[str]) -> dict:
             "use_dora": method == "dora"}
 
 
+def unsloth_peft_kwargs(lora_kwargs: dict, gradient_checkpointing: bool, seed: int) -> dict:
+    """FastLanguageModel.get_peft_model's arguments for lora_config_kwargs(): DoRA included (Unsloth builds it
+    through PEFT and keeps DoRA layers off its fused LoRA kernels), the profile's checkpointing honoured."""
+    keep = ("r", "lora_alpha", "lora_dropout", "target_modules", "bias", "use_rslora", "use_dora")
+    return {**{k: lora_kwargs[k] for k in keep},
+            "use_gradient_checkpointing": unsloth_checkpointing(gradient_checkpointing), "random_state": seed}
+
+
 def add_adapter(model: Any, spec: dict, target_modules: list[str], *, backend: str = "transformers",
-                seed: int = 0) -> Any:
+                seed: int = 0, gradient_checkpointing: bool = True) -> Any:
     """Wrap the model in a PeftModel with a LoRA / rsLoRA / DoRA adapter on the target modules that exist."""
     names = [n for n, _ in model.named_modules()]
     present = filter_target_modules(names, list(target_modules))
@@ -277,15 +299,10 @@ def add_adapter(model: Any, spec: dict, target_modules: list[str], *, backend: s
         raise ValueError(f"none of train.target_modules {list(target_modules)} exist in this model; "
                          f"its linear layers are {linear}")
     kwargs = lora_config_kwargs(spec, present)
-    if backend == "unsloth" and kwargs["use_dora"]:
-        enable_checkpointing(model)  # DoRA goes through plain PEFT below (Unsloth has no fast DoRA path)
-    elif backend == "unsloth":
-        # Unsloth's fused LoRA kernels and its own gradient checkpointing.
+    if backend == "unsloth":  # Unsloth's adapter set-up (its kernels, its checkpointing, what it does for DDP)
         import unsloth
-        return unsloth.FastLanguageModel.get_peft_model(
-            model, r=kwargs["r"], lora_alpha=kwargs["lora_alpha"], lora_dropout=kwargs["lora_dropout"],
-            target_modules=present, bias="none", use_rslora=kwargs["use_rslora"],
-            use_gradient_checkpointing="unsloth", random_state=seed)
+        return unsloth.FastLanguageModel.get_peft_model(model, **unsloth_peft_kwargs(kwargs, gradient_checkpointing,
+                                                                                     seed))
     from peft import LoraConfig, get_peft_model
     with _quiet_peft():
         return get_peft_model(model, LoraConfig(**kwargs))

@@ -1,0 +1,226 @@
+"""`make setup-gpu`: Unsloth, pinned, into the kit's venv on a box that already has a ROCm or CUDA torch.
+
+`python -m helpers.env.gpu_setup install` downloads the pinned unsloth and unsloth_zoo wheels, reads what they require,
+installs them with --no-deps (Unsloth's own AMD instructions) and only the requirements the box does not own, checks
+that no package of the box's torch stack changed, then runs the environment check, which says which backend runs.
+`record` (run by make setup) writes down that stack; `download` fetches the wheels (make setup, for the wheel test);
+`plan` prints what install would do, on this interpreter or on a constraints file's versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from helpers.env import stack
+
+ROOT = Path(__file__).resolve().parents[2]
+GPU_PINS = ROOT / "constraints-gpu.txt"
+KIT_PINS = ROOT / "constraints.txt"
+
+
+def wheel_dir() -> Path:
+    """Where the pinned Unsloth wheels are kept: inside the venv, beside the stack record."""
+    return Path(sys.prefix) / "gpu-wheels"
+
+
+def unsloth_pins() -> dict[str, str]:
+    """{'unsloth': version, 'unsloth-zoo': version} from constraints-gpu.txt; a missing one is an error."""
+    pins = stack.read_pins(GPU_PINS)
+    missing = [n for n in stack.UNSLOTH if n not in pins]
+    if missing:
+        raise SystemExit(f"{GPU_PINS}: no pin for {', '.join(missing)} (expected lines like 'unsloth==2026.10.9')")
+    return {n: pins[n] for n in stack.UNSLOTH}
+
+
+def pinned_wheels(dest: Path | None = None) -> list[Path]:
+    """The pinned wheels in `dest` (newest first never matters: exactly one per package is expected)."""
+    dest = dest or wheel_dir()
+    out = []
+    for name, version in unsloth_pins().items():
+        found = sorted(dest.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
+        if not found:
+            raise FileNotFoundError(f"{dest}: no {name} {version} wheel: run `python -m helpers.env.gpu_setup "
+                                    f"download` (make setup does)")
+        out.append(found[0])
+    return out
+
+
+def download(dest: Path | None = None) -> list[Path]:
+    """pip download --no-deps the two pinned wheels into `dest` unless they are already there."""
+    dest = dest or wheel_dir()
+    try:
+        return pinned_wheels(dest)
+    except FileNotFoundError:
+        pass
+    dest.mkdir(parents=True, exist_ok=True)
+    specs = [f"{n}=={v}" for n, v in unsloth_pins().items()]
+    _pip(["download", "--no-deps", "--quiet", "-d", str(dest), *specs])
+    return pinned_wheels(dest)
+
+
+def requirements(wheels: list[Path]) -> list:
+    """The requirements of the wheels whose markers hold on this machine."""
+    out = []
+    for wheel in wheels:
+        _, _, lines = stack.wheel_metadata(wheel)
+        out += stack.applicable(lines, source=str(wheel))
+    return out
+
+
+def pins() -> dict[str, str]:
+    """The versions the kit installs: constraints.txt, overridden by constraints-gpu.txt."""
+    return {**stack.read_pins(KIT_PINS), **stack.read_pins(GPU_PINS)}
+
+
+def accelerator_torch() -> str | None:
+    """'rocm 6.2' / 'cuda 12.4' for this interpreter's torch build, None for a CPU build or no torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    hip, cuda = getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None)
+    return f"rocm {hip}" if hip else f"cuda {cuda}" if cuda else None
+
+
+def in_venv() -> bool:
+    """Whether this interpreter is a venv (its installs shadow, never touch, the base Python's packages)."""
+    return sys.prefix != sys.base_prefix
+
+
+def print_plan(p: stack.Plan) -> None:
+    """The plan a person reads before anything is installed."""
+    print(f"setup-gpu: already met ({len(p.ok)}): {', '.join(p.ok) or 'nothing'}")
+    for name, version in p.install.items():
+        moved = f" (replaces {p.replaces[name]} in the kit's venv)" if name in p.replaces else ""
+        print(f"setup-gpu: will install {name}{'' if version[:1] in '<>=!~' else '=='}{version}{moved}")
+    for finding in p.box:
+        print(f"setup-gpu: {'BLOCKS' if finding.blocking else 'note'}: {finding.line}")
+
+
+def _pip(args: list[str]) -> None:
+    cmd = [sys.executable, "-m", "pip", *args]
+    proc = subprocess.run(cmd)
+    if proc.returncode:
+        raise SystemExit(f"setup-gpu: `{' '.join(cmd)}` failed (exit {proc.returncode}); see pip's message above")
+
+
+def constraints_file(installed: dict[str, str], folder: Path) -> Path:
+    """pip constraints: the box's packages at their installed versions (a resolve cannot move them), every other
+    package at the kit's pin (constraints.txt's torch==2.13.0 is the CPU wheel: never a constraint on a GPU box)."""
+    held = stack.guarded_versions(installed)
+    kit = {n: v for n, v in pins().items() if n not in stack.GUARDED and n not in stack.UNSLOTH}
+    path = folder / "constraints.txt"
+    path.write_text("".join(f"{n}=={v}\n" for n, v in {**kit, **held}.items()))
+    return path
+
+
+def resolve(specs: list[str], constraints: Path) -> dict[str, str]:
+    """{name: version} pip's resolver picks for `specs` and everything they pull in (pip --dry-run --report)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        _pip(["install", "--dry-run", "--quiet", "--report", str(report), "-c", str(constraints), *specs])
+        items = json.loads(report.read_text()).get("install", [])
+    return {stack.canon(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
+
+
+def without_box_packages(resolved: dict[str, str]) -> dict[str, str]:
+    """The resolve minus the box's packages, which are said and left to the box (e.g. cut-cross-entropy pulls
+    PyPI's triton; on ROCm the box's pytorch-triton-rocm provides that module)."""
+    for name in sorted(set(resolved) & set(stack.GUARDED)):
+        print(f"setup-gpu: note: the requirements pull {name} {resolved[name]}; not installed: this box's own "
+              f"{name} (or its provider) answers them")
+    return {n: v for n, v in resolved.items() if n not in stack.GUARDED}
+
+
+def install(cpu_rehearsal: bool = False) -> int:
+    """The whole set-up; 0 when Unsloth is installed or the box's pins cannot host it (said), 1 when it failed."""
+    build = accelerator_torch()
+    if build is None and not cpu_rehearsal:
+        print("setup-gpu: this Python's torch is a CPU build (or absent): make setup-gpu is for a GPU box whose "
+              "Python already has a ROCm or CUDA torch. Nothing installed; training runs on transformers + PEFT.")
+        return 2
+    wheels = download()
+    before = stack.installed_versions()
+    p = stack.plan(requirements(wheels), before, pins())
+    print_plan(p)
+    if not in_venv() and p.replaces:
+        print("setup-gpu: Unsloth NOT installed: this Python is not a venv and Unsloth would move "
+              + ", ".join(f"{n} {v}" for n, v in p.replaces.items()) + ", which this box's Python owns (the challenge "
+              "container pins transformers 4.51.3 and trl 0.19.0; Unsloth needs newer). Training runs on "
+              "transformers + PEFT. For Unsloth, run make setup (its venv shadows, never changes, these) and then "
+              "make setup-gpu.")
+        return 0
+    if p.blockers and not cpu_rehearsal:
+        print("setup-gpu: Unsloth NOT installed (see BLOCKS above); training runs on transformers + PEFT.")
+        return 0
+    specs = [f"{n}=={v}" if v[:1] not in "<>=!~" else f"{n}{v}" for n, v in p.install.items()]
+    with tempfile.TemporaryDirectory() as tmp:
+        chosen = without_box_packages(resolve(specs, constraints_file(before, Path(tmp)))) if specs else {}
+        # --no-deps throughout (Unsloth's own AMD instructions): pip installs exactly this list, nothing it adds.
+        _pip(["install", "--quiet", "--no-deps", *map(str, wheels), *(f"{n}=={v}" for n, v in chosen.items())])
+    changes = stack.compare(stack.guarded_versions(before), stack.guarded_versions(stack.installed_versions()))
+    for line in changes:
+        print(f"setup-gpu: FAILED: {line}")
+    if changes:
+        return 1
+    print(f"setup-gpu: unsloth {unsloth_pins()['unsloth']} installed; the box's torch stack is unchanged "
+          f"({', '.join(f'{n} {v}' for n, v in stack.guarded_versions(before).items())})")
+    return subprocess.run([sys.executable, "-m", "helpers.env.gpu_setup", "check"]).returncode
+
+
+def check() -> int:
+    """The environment check after set-up: the backend that will run and why, and every check that did not pass."""
+    from helpers import env
+    facts = env.collect_facts(hf_budget_s=2.0)
+    rec = env.recommend(facts)
+    checks = env.evaluate(facts, {"use_unsloth": "auto"})
+    item = rec["use_unsloth"]
+    print(f"env check: backend {'unsloth' if item['value'] else 'transformers + PEFT'}: {item['reason']}")
+    print(env.checks_table(checks))
+    return 1 if any(c["status"] == "fail" for c in checks) else 0
+
+
+def plan_on(versions_file: Path | None) -> int:
+    """Print the plan against this interpreter or against a constraints file's versions (e.g. the container's)."""
+    installed = stack.installed_versions()
+    if versions_file:
+        installed = {**stack.read_pins(KIT_PINS), **stack.read_pins(versions_file)}
+    p = stack.plan(requirements(pinned_wheels()), installed, pins())
+    print_plan(p)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers.env.gpu_setup", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("record", help="write down the box's torch stack (make setup)")
+    sub.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels into the venv")
+    inst = sub.add_parser("install", help="install Unsloth without touching the box's torch stack")
+    inst.add_argument("--cpu-rehearsal", action="store_true",
+                      help="run on a CPU torch and past box findings (the GPU-stack test tier; never on a team's box)")
+    pl = sub.add_parser("plan", help="what install would do")
+    pl.add_argument("--versions", type=Path, help="judge a constraints file's versions instead of this Python's")
+    sub.add_parser("check", help="the environment check: which backend runs, and why")
+    args = ap.parse_args(argv)
+    if args.cmd == "record":
+        wrote = stack.record_stack(stack.installed_versions(), stack.stack_path())
+        print(f"setup: {'recorded' if wrote else 'kept the record of'} this box's torch stack in {stack.stack_path()}")
+        return 0
+    if args.cmd == "download":
+        print("setup: Unsloth wheels for the wheel test: " + ", ".join(w.name for w in download()))
+        return 0
+    if args.cmd == "install":
+        return install(args.cpu_rehearsal)
+    if args.cmd == "plan":
+        return plan_on(args.versions)
+    return check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

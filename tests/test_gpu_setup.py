@@ -1,0 +1,165 @@
+"""make setup-gpu's decisions on fabricated boxes: the box's torch stack is never installed or moved, a change to it
+is one line with its fix, and the install orchestration stops loudly when pip replaced something."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from packaging.requirements import Requirement
+
+from helpers.env import gpu_setup, stack
+from helpers.io import InputError
+
+# A ROCm container: torch and its triton from the ROCm index, a bitsandbytes too old for Unsloth's 4-bit on AMD.
+ROCM_BOX = {"torch": "2.5.1+rocm6.2", "pytorch-triton-rocm": "3.1.0", "bitsandbytes": "0.44.1",
+            "transformers": "5.23.0", "trl": "1.16.0", "peft": "0.21.2", "numpy": "2.4.6"}
+REQS = [Requirement(r) for r in ("torch<2.15.0,>=2.4.0", "triton>=3.0.0", "bitsandbytes!=0.46.0,>=0.45.5",
+                                 "xformers>=0.0.27.post2", "transformers<=5.17.0,>=4.52.4", "trl!=0.19.0,<=1.15.0",
+                                 "peft>=0.18.0", "numpy", "tyro", "unsloth_zoo>=2026.10.9")]
+PINS = {"torch": "2.13.0", "transformers": "5.17.0", "trl": "1.15.0", "tyro": "1.0.17", "bitsandbytes": "0.50.2"}
+
+
+def test_plan_installs_nothing_the_box_owns():
+    p = stack.plan(REQS, ROCM_BOX, PINS)
+    assert not set(p.install) & set(stack.GUARDED)  # torch and bitsandbytes are pinned, still never installed
+    assert p.install == {"transformers": "5.17.0", "trl": "1.15.0", "tyro": "1.0.17"}
+    assert p.replaces == {"transformers": "5.23.0", "trl": "1.16.0"}
+    assert "torch 2.5.1+rocm6.2" in p.ok and "triton 3.1.0" in p.ok  # pytorch-triton-rocm provides triton
+    box = {f.name: f for f in p.box}
+    assert set(box) == {"bitsandbytes", "xformers"} and not p.blockers
+    assert "0.44.1 is outside" in box["bitsandbytes"].line and "not installed" in box["xformers"].line
+
+
+def test_plan_blocks_on_a_torch_or_triton_unsloth_cannot_use():
+    p = stack.plan(REQS, {**ROCM_BOX, "torch": "2.16.0+rocm7.1"}, PINS)
+    assert [f.name for f in p.blockers] == ["torch"] and "torch" not in p.install
+    p = stack.plan(REQS, {k: v for k, v in ROCM_BOX.items() if k != "pytorch-triton-rocm"}, PINS)
+    assert [f.name for f in p.blockers] == ["triton"]
+
+
+def test_a_pin_outside_unsloths_range_is_a_blocker_naming_the_file():
+    p = stack.plan(REQS, ROCM_BOX, {**PINS, "transformers": "5.23.0"})
+    assert [f.name for f in p.blockers] == ["transformers"] and "constraints-gpu.txt" in p.blockers[0].line
+
+
+def test_requirements_of_both_wheels_are_merged():
+    merged = stack.merged([Requirement("transformers>=4.52.4"), Requirement("transformers<=5.17.0")])
+    assert len(merged) == 1 and stack.satisfies(merged[0], "5.17.0") and not stack.satisfies(merged[0], "5.23.0")
+
+
+def test_unmet_ignores_optional_box_packages_but_not_triton():
+    assert stack.unmet(REQS, ROCM_BOX) == ["bitsandbytes 0.44.1 (Unsloth wants !=0.46.0,>=0.45.5)",
+                                            "transformers 5.23.0 (Unsloth wants <=5.17.0,>=4.52.4)",
+                                            "trl 1.16.0 (Unsloth wants !=0.19.0,<=1.15.0)", "tyro not installed "
+                                            "(Unsloth wants it)"]
+    assert any(m.startswith("triton not installed") for m in stack.unmet(REQS, {"torch": "2.5.1"}))
+
+
+def test_compare_names_each_change_with_its_fix():
+    before = {"torch": "2.5.1+rocm6.2", "pytorch-triton-rocm": "3.1.0", "bitsandbytes": "0.44.1"}
+    after = {"torch": "2.9.0", "pytorch-triton-rocm": "3.1.0", "triton": "3.5.0"}
+    lines = stack.compare(before, after)
+    assert len(lines) == 3 and all("Fix:" in ln for ln in lines)
+    assert any(ln.startswith("torch was 2.5.1+rocm6.2, now 2.9.0") and "pip uninstall -y torch" in ln for ln in lines)
+    assert any(ln.startswith("triton 3.5.0 was added") and "pytorch-triton-rocm 3.1.0" in ln for ln in lines)
+    assert any(ln.startswith("bitsandbytes 0.44.1 was removed") for ln in lines)
+    assert stack.compare(before, dict(before)) == []
+
+
+def test_stack_record_is_written_once_and_changes_are_found(tmp_path):
+    path = tmp_path / stack.STACK_FILE
+    assert stack.stack_changes(path, ROCM_BOX) == []  # nothing recorded: nothing to say
+    assert stack.record_stack(ROCM_BOX, path) is True
+    assert stack.record_stack({**ROCM_BOX, "torch": "2.9.0"}, path) is False  # the first record stands
+    assert stack.stack_changes(path, ROCM_BOX) == []
+    assert stack.stack_changes(path, {**ROCM_BOX, "torch": "2.9.0"})[0].startswith("torch was 2.5.1+rocm6.2")
+    path.write_text("{not json")
+    with pytest.raises(InputError, match=str(path)):
+        stack.stack_changes(path, ROCM_BOX)
+
+
+def test_read_pins_names_the_file_and_line(tmp_path):
+    good = tmp_path / "c.txt"
+    good.write_text("# pins\nUnsloth_Zoo==2026.10.9   # why\n\ntorch==2.13.0\n")
+    assert stack.read_pins(good) == {"unsloth-zoo": "2026.10.9", "torch": "2.13.0"}
+    good.write_text("torch>=2.4\n")
+    with pytest.raises(InputError, match=r"c\.txt: record 1: expected 'name==version'"):
+        stack.read_pins(good)
+
+
+def test_wheel_metadata_reads_requirements_without_the_long_description(tmp_path):
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: Demo_Pkg\nVersion: 1.0\n"
+                    "Requires-Dist: torch>=2.4\nRequires-Dist: xformers; sys_platform == 'win32'\n\n"
+                    "Requires-Dist: not-a-header\n")
+    name, version, lines = stack.wheel_metadata(wheel)
+    assert (name, version, lines) == ("demo-pkg", "1.0", ["torch>=2.4", "xformers; sys_platform == 'win32'"])
+    linux = {"sys_platform": "linux"}
+    assert [r.name for r in stack.applicable(lines, linux)] == ["torch"]
+
+
+def _fake_box(monkeypatch, tmp_path, after: dict) -> list:
+    """gpu_setup.install() on a fabricated ROCm venv whose pip calls are recorded, not run."""
+    calls: list = []
+    states = iter([ROCM_BOX, after])
+    monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: "rocm 6.2")
+    monkeypatch.setattr(gpu_setup, "in_venv", lambda: True)
+    monkeypatch.setattr(gpu_setup, "download", lambda: [tmp_path / "unsloth-1-py3-none-any.whl"])
+    monkeypatch.setattr(gpu_setup, "requirements", lambda wheels: REQS)
+    monkeypatch.setattr(gpu_setup, "pins", lambda: PINS)
+    monkeypatch.setattr(stack, "installed_versions", lambda: next(states))
+    monkeypatch.setattr(gpu_setup, "resolve", lambda specs, c: {"transformers": "5.17.0", "trl": "1.15.0",
+                                                                "tyro": "1.0.17", "triton": "3.5.0"})
+    monkeypatch.setattr(gpu_setup, "_pip", calls.append)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0))
+    return calls
+
+
+def test_install_uses_no_deps_and_leaves_out_what_the_box_owns(monkeypatch, tmp_path, capsys):
+    calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX))
+    assert gpu_setup.install() == 0
+    (args,) = calls
+    assert args[:2] == ["install", "--quiet"] and "--no-deps" in args
+    assert "transformers==5.17.0" in args and not any(a.startswith(("triton", "torch")) for a in args)
+    out = capsys.readouterr().out
+    assert "pull triton 3.5.0; not installed" in out and "torch stack is unchanged" in out
+
+
+def test_install_fails_loudly_when_pip_replaced_the_box_torch(monkeypatch, tmp_path, capsys):
+    _fake_box(monkeypatch, tmp_path, after={**ROCM_BOX, "torch": "2.9.0", "triton": "3.5.0"})
+    assert gpu_setup.install() == 1
+    failed = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("setup-gpu: FAILED:")]
+    assert len(failed) == 2 and any("torch was 2.5.1+rocm6.2, now 2.9.0" in ln for ln in failed)
+
+
+def test_install_outside_a_venv_never_moves_the_box_packages(monkeypatch, tmp_path, capsys):
+    calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX))
+    monkeypatch.setattr(gpu_setup, "in_venv", lambda: False)
+    assert gpu_setup.install() == 0 and calls == []
+    assert "Unsloth NOT installed" in capsys.readouterr().out
+
+
+def test_constraints_never_hold_the_cpu_torch_pin_on_a_gpu_box(monkeypatch, tmp_path):
+    monkeypatch.setattr(gpu_setup, "pins", lambda: PINS)
+    lines = gpu_setup.constraints_file(ROCM_BOX, tmp_path).read_text().splitlines()
+    assert "torch==2.5.1+rocm6.2" in lines and "torch==2.13.0" not in lines and "bitsandbytes==0.44.1" in lines
+    assert "transformers==5.17.0" in lines and "bitsandbytes==0.50.2" not in lines
+
+
+def test_setup_gpu_on_a_cpu_torch_says_so_in_one_line_and_installs_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "helpers.env.gpu_setup", "install"], capture_output=True, text=True,
+                          cwd=gpu_setup.ROOT, timeout=120)
+    assert proc.returncode == 2 and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
+    assert "CPU build" in proc.stdout and "Nothing installed" in proc.stdout
+
+
+def test_the_recorded_stack_is_json_with_the_guarded_versions(tmp_path):
+    path = tmp_path / stack.STACK_FILE
+    stack.record_stack({**ROCM_BOX, "numpy": "2.4.6"}, path)
+    assert json.loads(path.read_text()) == {"guarded": {"bitsandbytes": "0.44.1", "pytorch-triton-rocm": "3.1.0",
+                                                        "torch": "2.5.1+rocm6.2"}}

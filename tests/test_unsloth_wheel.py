@@ -1,0 +1,154 @@
+"""The kit held to the pinned Unsloth release: its wheels (downloaded by make setup, never imported: Unsloth wants a GPU)
+are read as source and metadata. Bump constraints-gpu.txt's pin and these tests say what the new release broke."""
+
+from __future__ import annotations
+
+import ast
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.markers import default_environment
+
+from helpers import models
+from helpers.env import gpu_setup, stack
+
+pytestmark = pytest.mark.nolibs  # reads wheels and kit code; no ML library is imported
+
+# The machines the GPU path runs on: Linux x86_64 (MI300X, NVIDIA boxes), the kit's Python.
+LINUX = {**default_environment(), "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
+
+
+@pytest.fixture(scope="module")
+def wheels() -> dict[str, Path]:
+    try:
+        found = gpu_setup.pinned_wheels()
+    except FileNotFoundError as exc:
+        pytest.fail(f"{exc} (make setup downloads them; this test never reaches the network)")
+    return {stack.wheel_metadata(w)[0]: w for w in found}
+
+
+def _source(wheel: Path, path: str) -> ast.Module:
+    with zipfile.ZipFile(wheel) as zf:
+        return ast.parse(zf.read(path).decode("utf-8"))
+
+
+def _method(tree: ast.Module, cls: str, name: str) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
+    return None
+
+
+def _wrapped(fn: ast.FunctionDef) -> tuple[str, str] | None:
+    """(class, method) of a `@functools.wraps(Class.method)` decorator: the signature the wrapper forwards to."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and ast.unparse(dec.func) in ("functools.wraps", "wraps") and dec.args:
+            target = ast.unparse(dec.args[0]).split(".")
+            if len(target) == 2:
+                return target[0], target[1]
+    return None
+
+
+def _resolve(wheel: Path, cls: str, name: str) -> ast.FunctionDef:
+    """unsloth.FastLanguageModel.<name> as Unsloth defines it, following functools.wraps to the real signature."""
+    with zipfile.ZipFile(wheel) as zf:
+        files = [n for n in zf.namelist() if n.startswith("unsloth/models/") and n.endswith(".py")]
+    for path in files:
+        fn = _method(_source(wheel, path), cls, name)
+        if fn is None:
+            continue
+        named = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
+        target = _wrapped(fn)
+        if target and named == ["model"]:  # def f(model, *args, **kwargs) forwarding to the wrapped method
+            return _resolve(wheel, *target)
+        return fn
+    pytest.fail(f"{wheel.name}: no {cls}.{name} under unsloth/models/: Unsloth moved its API; read its release notes")
+
+
+def _unknown_keywords(fn: ast.FunctionDef, passed: dict) -> list[str]:
+    """Keywords the kit passes that the function neither names nor reads from its **kwargs."""
+    named = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    literals = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return [k for k in passed if k not in named and not (fn.args.kwarg and k in literals)]
+
+
+def _settings(**patch) -> dict:
+    return {"max_seq_len": 2048, "load_in_4bit": False, "trust_remote_code": False, "gradient_checkpointing": True,
+            **patch}
+
+
+def test_from_pretrained_takes_every_keyword_the_kit_passes(wheels):
+    fn = _resolve(wheels["unsloth"], "FastLanguageModel", "from_pretrained")
+    for settings in (_settings(), _settings(gradient_checkpointing=False, load_in_4bit=True)):
+        passed = models.unsloth_load_kwargs("Qwen/Qwen2.5-72B-Instruct", settings, "bfloat16")
+        assert _unknown_keywords(fn, passed) == [], f"from_pretrained{ast.unparse(fn.args)[:200]}"
+        assert passed["use_exact_model_name"] is True  # no silent switch to unsloth/<name>, no second download
+
+
+@pytest.mark.parametrize("method", models.METHODS)
+def test_get_peft_model_takes_every_keyword_the_kit_passes(wheels, method):
+    fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")
+    lora = models.lora_config_kwargs({"method": method, "r": 64, "alpha": 128, "dropout": 0.05}, ["q_proj", "v_proj"])
+    passed = models.unsloth_peft_kwargs(lora, gradient_checkpointing=False, seed=3407)
+    assert _unknown_keywords(fn, passed) == []
+    assert passed["use_dora"] is (method == "dora") and passed["use_rslora"] is (method == "rslora")
+    assert passed["use_gradient_checkpointing"] is False  # the profile's false is honoured, not "unsloth"
+
+
+def test_unknown_keyword_is_caught(wheels):
+    """The check can fail: a keyword Unsloth neither names nor reads is reported."""
+    fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")
+    assert _unknown_keywords(fn, {"r": 8, "use_qdora_typo": True}) == ["use_qdora_typo"]
+
+
+def test_pins_are_the_wheels_read(wheels):
+    pins = stack.read_pins(gpu_setup.GPU_PINS)
+    for name, wheel in wheels.items():
+        assert stack.wheel_metadata(wheel)[1] == pins[name], wheel.name
+
+
+def _requirements(wheels) -> list:
+    out = []
+    for wheel in wheels.values():
+        out += stack.applicable(stack.wheel_metadata(wheel)[2], LINUX, source=wheel.name)
+    return stack.merged(out)
+
+
+def test_every_requirement_is_pinned_beside_the_kit_or_owned_by_the_box(wheels):
+    pins = gpu_setup.pins()
+    problems = []
+    for req in _requirements(wheels):
+        name = stack.canon(req.name)
+        if name in stack.UNSLOTH or name in stack.GUARDED:
+            continue  # the wheels themselves; the box's own torch stack (reported by make setup-gpu, never installed)
+        if name not in pins:
+            problems.append(f"{name}{req.specifier}: not pinned in constraints.txt or constraints-gpu.txt")
+        elif not stack.satisfies(req, pins[name]):
+            problems.append(f"{name}{req.specifier}: pinned {pins[name]}")
+    assert problems == []
+
+
+def test_the_box_owns_exactly_what_unsloth_declares_of_the_torch_stack(wheels):
+    declared = {stack.canon(r.name) for r in _requirements(wheels)}
+    assert {"torch", "triton", "bitsandbytes", "xformers", "torchao", "torchvision"} <= declared
+    assert declared & set(stack.GUARDED) == {"torch", "triton", "bitsandbytes", "xformers", "torchao", "torchvision"}
+
+
+def test_the_challenge_container_pins_cannot_host_unsloth(wheels):
+    """README: transformers 4.51.3 and trl 0.19.0 (the organisers' container) are outside Unsloth's range."""
+    container = {**stack.read_pins(gpu_setup.KIT_PINS), **stack.read_pins(gpu_setup.ROOT / "constraints-container.txt")}
+    missing = stack.unmet(_requirements(wheels), container)
+    assert any(m.startswith("transformers 4.51.3 ") for m in missing), missing
+    assert any(m.startswith("trl 0.19.0 ") for m in missing), missing
+    p = stack.plan(_requirements(wheels), container, gpu_setup.pins())
+    assert p.replaces["transformers"] == "4.51.3" and p.install["transformers"] == "5.17.0"
+
+
+def test_the_kit_main_pins_need_the_gpu_stack(wheels):
+    """constraints.txt alone (transformers 5.23, trl 1.16, datasets 5.x) is newer than Unsloth allows: hence
+    constraints-gpu.txt, and make test-gpu-stack runs the unit tier on it."""
+    missing = stack.unmet(_requirements(wheels), stack.read_pins(gpu_setup.KIT_PINS))
+    assert {m.split()[0] for m in missing} >= {"transformers", "trl", "datasets"}
+    assert stack.unmet([r for r in _requirements(wheels) if stack.canon(r.name) not in stack.GUARDED],
+                       gpu_setup.pins()) == []
