@@ -48,7 +48,9 @@ def make_run(run: Path) -> Path:
         "checks": [{"id": "x", "status": "pass", "title": "fine"},
                    {"id": "hf", "status": "warn", "title": "big | cache", "message": "578 GiB in *cache*",
                     "fix": "delete [old] snapshots"}],
-        "recommendation": {"dtype": {"value": "bfloat16", "reason": "MI300X has bf16"}},
+        "recommendation": {"dtype": {"value": "bfloat16", "reason": "MI300X has bf16"},
+                           "use_unsloth": {"value": False, "reason": "unsloth 2026.10.9 needs what this Python "
+                                                                     "lacks: transformers 4.51.3"}},
         "fit": {"device_gib": 191.69, "rows": [{"model": "Qwen/Qwen2.5-72B-Instruct", "params_b": 72.71,
                                                 "total_gib": 155.5, "fits": True}]}})
     _png(run / "env" / "fit.png")
@@ -186,6 +188,8 @@ def test_every_section_present(tmp_path):
     assert "Collapsed to one letter: model2_rslora (over 55% of answers" in md
     assert ("Generate mode, the base against model1_lora: parsed 75.0% against 50.0%; a letter and nothing else 0.0% "
             "against 50.0%.") in md
+    assert "| training backend | transformers + PEFT (unsloth 2026.10.9 needs what this Python lacks: " \
+           "transformers 4.51.3) |" in md
     cur = table_after(md, "## Curriculum")
     assert row(cur, "1")[2:5] == ["0", "1,083", "1,000"]
     # a check message with | * [ ] stays one table row with four cells

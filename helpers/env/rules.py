@@ -83,7 +83,7 @@ def unsloth_choice(facts: dict) -> tuple[bool, str]:
     if get(facts, "unsloth.zoo") is None and get(facts, "packages.unsloth_zoo") is None:
         return False, f"unsloth {version} without unsloth_zoo cannot import (make setup-gpu): transformers + PEFT"
     if unmet:
-        return False, (f"unsloth {version} cannot run on this Python's stack: {'; '.join(unmet[:3])}: "
+        return False, (f"unsloth {version} needs what this Python lacks: {'; '.join(unmet[:3])}: "
                        "transformers + PEFT")
     if not unsloth_importable(facts):
         return False, f"`import unsloth` failed ({_detail(facts, 'unsloth')}): transformers + PEFT"

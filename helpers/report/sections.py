@@ -94,6 +94,14 @@ def kv_table(pairs: list[tuple[str, Any]]) -> Block:
     return ("table", ["figure", "value"], [[k, num(v) if not isinstance(v, (str, list)) else v] for k, v in pairs])
 
 
+def _backend(rec: dict) -> str:
+    """'transformers + PEFT (no GPU: ...)': the backend the recommendation picked, and why."""
+    item = rec.get("use_unsloth") or {}
+    if not isinstance(item, dict) or "value" not in item:
+        return "n/a"
+    return f"{'Unsloth' if item['value'] else 'transformers + PEFT'} ({item.get('reason', '')})"
+
+
 def env_section(ctx: Ctx, env: dict) -> list[Block]:
     """env.json: the verdict, the facts, the checks that did not pass, the settings, will-it-fit."""
     summ, facts = env["summary"], env.get("facts", {})
@@ -105,7 +113,8 @@ def env_section(ctx: Ctx, env: dict) -> list[Block]:
                           ("VRAM GiB", gpu.get("vram_total_gib")), ("CPUs", system.get("cpu_usable")),
                           ("RAM GiB", system.get("ram_total_gib")), ("torch", torch.get("version", "n/a")),
                           ("ROCm (HIP) / CUDA", f"{torch.get('hip') or '-'} / {torch.get('cuda') or '-'}"),
-                          ("Unsloth", (facts.get("unsloth") or {}).get("detail", "n/a"))]))
+                          ("Unsloth", (facts.get("unsloth") or {}).get("detail", "n/a")),
+                          ("training backend", _backend(env.get("recommendation") or {}))]))
     bad = [c for c in env.get("checks", []) if c.get("status") != "pass"]
     order = {"fail": 0, "warn": 1, "info": 2}
     if bad:
