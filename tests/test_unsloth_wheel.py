@@ -108,6 +108,13 @@ def test_pins_are_the_wheels_read(wheels):
         assert stack.wheel_metadata(wheel)[1] == pins[name], wheel.name
 
 
+def test_the_gpu_extra_names_the_same_pins():
+    import re  # not tomllib: the kit supports Python 3.10
+    line = re.search(r"^gpu = \[(.*)\]$", (gpu_setup.ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    extra = re.findall(r'"([^"]+)"', line)
+    assert {stack.canon(r.split("==")[0]): r.split("==")[1] for r in extra} == gpu_setup.unsloth_pins()
+
+
 def _requirements(wheels) -> list:
     out = []
     for wheel in wheels.values():

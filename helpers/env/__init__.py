@@ -239,9 +239,8 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
 def _unsloth_install_facts() -> dict:
     """The installed Unsloth against the kit's pin and its own declared requirements (read, never imported)."""
     from helpers.env import stack
-    from helpers.env.gpu_setup import GPU_PINS
     version = package_version("unsloth")
-    pinned = stack.read_pins(GPU_PINS).get("unsloth") if GPU_PINS.exists() else None
+    pinned = stack.read_pins(stack.GPU_PINS).get("unsloth") if stack.GPU_PINS.exists() else None
     unmet: list[str] = []
     if version:
         from importlib import metadata

@@ -19,9 +19,7 @@ from pathlib import Path
 
 from helpers.env import stack
 
-ROOT = Path(__file__).resolve().parents[2]
-GPU_PINS = ROOT / "constraints-gpu.txt"
-KIT_PINS = ROOT / "constraints.txt"
+ROOT, GPU_PINS, KIT_PINS = stack.ROOT, stack.GPU_PINS, stack.KIT_PINS
 
 
 def wheel_dir() -> Path:

@@ -38,6 +38,9 @@ MISSING_COST = {
 }
 BLOCKING_MISSING = ("torch", "triton")
 STACK_FILE = "kit-accelerator-stack.json"  # in the venv (sys.prefix), written by make setup
+ROOT = Path(__file__).resolve().parents[2]
+GPU_PINS = ROOT / "constraints-gpu.txt"  # the Unsloth pins and the stack they need (make setup-gpu)
+KIT_PINS = ROOT / "constraints.txt"
 
 
 def canon(name: str) -> str:
