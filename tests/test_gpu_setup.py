@@ -163,3 +163,30 @@ def test_the_recorded_stack_is_json_with_the_guarded_versions(tmp_path):
     stack.record_stack({**ROCM_BOX, "numpy": "2.4.6"}, path)
     assert json.loads(path.read_text()) == {"guarded": {"bitsandbytes": "0.44.1", "pytorch-triton-rocm": "3.1.0",
                                                         "torch": "2.5.1+rocm6.2"}}
+
+
+def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
+    from helpers import models
+
+    def from_pretrained(model_name, max_seq_length=2048, dtype=None):  # an older release: no use_exact_model_name
+        return model_name
+    with pytest.raises(RuntimeError, match=r"takes no use_exact_model_name.*make setup-gpu"):
+        models.call_checked(from_pretrained, {"model_name": "m", "use_exact_model_name": True}, "from_pretrained")
+    assert models.call_checked(from_pretrained, {"model_name": "m", "dtype": "bf16"}, "from_pretrained") == "m"
+
+    def get_peft_model(model, r=16, **kwargs):  # **kwargs takes anything: the wheel test checks those by reading
+        return kwargs
+    assert models.call_checked(get_peft_model, {"model": 1, "use_dora": True}, "get_peft_model") == {"use_dora": True}
+
+
+def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):
+    import importlib
+
+    from helpers import models
+
+    def boom(name):
+        raise ImportError("No module named 'unsloth_zoo'")
+    monkeypatch.setattr(importlib, "import_module", boom)
+    with pytest.raises(RuntimeError, match=r"import unsloth failed \(ImportError: No module named 'unsloth_zoo'\)"
+                                           r"\. Fix: make setup-gpu"):
+        models.import_unsloth()

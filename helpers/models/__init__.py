@@ -117,7 +117,26 @@ def import_unsloth() -> Any:
     if late:
         print(f"[models] warning: {', '.join(late)} imported before Unsloth; its patches may not all apply "
               "(restart the kernel and call load_model() first)")
-    return importlib.import_module("unsloth")
+    try:
+        return importlib.import_module("unsloth")
+    except ImportError as exc:  # e.g. unsloth_zoo missing, or PyPI's triton over the box's (triton_key)
+        raise RuntimeError(f"import unsloth failed ({type(exc).__name__}: {exc}). Fix: make setup-gpu (installs the "
+                           "pinned unsloth and unsloth_zoo, checks the torch stack), or set model.use_unsloth: false"
+                           ) from exc
+
+
+def call_checked(fn: Any, kwargs: dict, what: str) -> Any:
+    """fn(**kwargs) after checking every keyword against fn's signature: an Unsloth release other than the pinned one
+    may rename an argument, and this says so in one line instead of a TypeError deep in a notebook."""
+    import inspect
+    params = inspect.signature(fn).parameters  # follows functools.wraps to the real signature
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unknown = [] if takes_any else [k for k in kwargs if k not in params]
+    if unknown:
+        raise RuntimeError(f"{what} of unsloth {package_version('unsloth')} takes no {', '.join(unknown)} (the kit was "
+                           "checked against constraints-gpu.txt's pin). Fix: make setup-gpu, or set "
+                           "model.use_unsloth: false")
+    return fn(**kwargs)
 
 
 def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Path | str, str]:
@@ -225,8 +244,9 @@ def unsloth_load_kwargs(source: Path | str, settings: dict, dtype: Any) -> dict:
 def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
     unsloth = import_unsloth()  # first: before transformers/peft are imported below
     import torch
-    return unsloth.FastLanguageModel.from_pretrained(
-        **unsloth_load_kwargs(source, settings, getattr(torch, settings["dtype"])))
+    return call_checked(unsloth.FastLanguageModel.from_pretrained,
+                        unsloth_load_kwargs(source, settings, getattr(torch, settings["dtype"])),
+                        "FastLanguageModel.from_pretrained")
 
 
 def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
@@ -301,8 +321,8 @@ def add_adapter(model: Any, spec: dict, target_modules: list[str], *, backend: s
     kwargs = lora_config_kwargs(spec, present)
     if backend == "unsloth":  # Unsloth's adapter set-up (its kernels, its checkpointing, what it does for DDP)
         import unsloth
-        return unsloth.FastLanguageModel.get_peft_model(model, **unsloth_peft_kwargs(kwargs, gradient_checkpointing,
-                                                                                     seed))
+        peft_kwargs = {"model": model, **unsloth_peft_kwargs(kwargs, gradient_checkpointing, seed)}
+        return call_checked(unsloth.FastLanguageModel.get_peft_model, peft_kwargs, "FastLanguageModel.get_peft_model")
     from peft import LoraConfig, get_peft_model
     with _quiet_peft():
         return get_peft_model(model, LoraConfig(**kwargs))
