@@ -4,6 +4,7 @@ are read as source and metadata. Bump constraints-gpu.txt's pin and these tests 
 from __future__ import annotations
 
 import ast
+import functools
 import zipfile
 from pathlib import Path
 
@@ -28,9 +29,17 @@ def wheels() -> dict[str, Path]:
     return {stack.wheel_metadata(w)[0]: w for w in found}
 
 
-def _source(wheel: Path, path: str) -> ast.Module:
+@functools.cache
+def _texts(wheel: Path) -> dict[str, str]:
+    """unsloth/models/*.py of the wheel, read once."""
     with zipfile.ZipFile(wheel) as zf:
-        return ast.parse(zf.read(path).decode("utf-8"))
+        return {n: zf.read(n).decode("utf-8") for n in zf.namelist()
+                if n.startswith("unsloth/models/") and n.endswith(".py")}
+
+
+@functools.cache
+def _source(wheel: Path, path: str) -> ast.Module:
+    return ast.parse(_texts(wheel)[path])
 
 
 def _method(tree: ast.Module, cls: str, name: str) -> ast.FunctionDef | None:
@@ -52,9 +61,9 @@ def _wrapped(fn: ast.FunctionDef) -> tuple[str, str] | None:
 
 def _resolve(wheel: Path, cls: str, name: str) -> ast.FunctionDef:
     """unsloth.FastLanguageModel.<name> as Unsloth defines it, following functools.wraps to the real signature."""
-    with zipfile.ZipFile(wheel) as zf:
-        files = [n for n in zf.namelist() if n.startswith("unsloth/models/") and n.endswith(".py")]
-    for path in files:
+    for path, text in _texts(wheel).items():
+        if f"class {cls}" not in text:
+            continue
         fn = _method(_source(wheel, path), cls, name)
         if fn is None:
             continue
