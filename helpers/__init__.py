@@ -4,7 +4,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
 
     any stage        config (profiles, typed and checked), layout (every file under runs/<run>/), io, records
                      (the one question record), prompts (the chat prompt), filters (the organisers' filters)
-    00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit")
+    00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit"),
+                     env.stack (the box's torch stack, the Unsloth wheels' requirements), env.gpu_setup
+                     (make setup-gpu: pinned Unsloth without touching that stack)
     01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
                      puzzles.arrangements (the organisers' seating kinds: builds them, on puzzles.seat_text
@@ -20,11 +22,13 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     03/04/05 train   train (the chunk loop), train.data (tokenised examples), train.hf (Trainer seam),
                      train.checkpoints (atomic, resumable), train.telemetry (metrics, live plot)
     models           models (load a base, attach adapters), models.members (a run's adapters for inference, the
-                     CPU-thread rule), models.tiny / models.packaged (offline models), models.cache, models.compat
+                     CPU-thread rule), models.tiny / models.packaged (offline models), models.cache, models.compat,
+                     models.release (free a model's memory before the next one loads)
     06 validate      scoring (letter scoring), evaluate (accuracy, calibration, buckets), evaluate.plots
     07 ensemble      ensemble
     08 agents        agents (Q/A agents, match, harness export; command lines in agents.cli)
-    make pipeline    pipeline (papermill); report, report.sections, report.render (report.md / report.html)
+    make pipeline    pipeline (papermill); report, report.sections, report.render (report.md / report.html);
+                     rehearse (make rehearse: a GPU profile on CPU, configs/overlays/rehearsal.yaml's swaps)
 """
 
 __version__ = "0.1.0"

@@ -163,6 +163,20 @@ def test_the_smoke_reasoner_is_trained_measured_and_answers_as_its_measurement_s
 
 
 @pytest.mark.pipeline
+def test_notebook_08_releases_each_model_before_the_next_loads(smoke_run):
+    """The writer's and the reasoner's training copies, the team model before the export check and the exported
+    Q-agent's copy are each released with nothing left holding them (helpers.models.release says when one is)."""
+    run, _ = smoke_run
+    executed = nbformat.read(str(run / "notebooks" / "08_agents.ipynb"), as_version=4)
+    text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    lines = [line for line in text.splitlines() if line.startswith("[release]")]
+    for label in ("after training writer", "after training reasoner", "before loading the team model",
+                  "the team model, before the export check", "the exported Q-agent's model"):
+        assert any(line.startswith(f"[release] {label}:") for line in lines), (label, lines)
+    assert not [line for line in lines if "still referenced" in line], lines
+
+
+@pytest.mark.pipeline
 def test_smoke_env_json_has_the_verdict(smoke_run):
     run, _ = smoke_run
     env = json.loads((run / "env.json").read_text())

@@ -334,6 +334,8 @@ def test_outputs_and_summary(runs):
     assert s["peak_memory"]["kind"] == "rss" and s["peak_memory"]["gib"] > 0 and s["tokens_per_s"] > 0
     assert s["params"]["adapter"]["magnitude_lr_multiplier"] == 5.0 and s["params"]["dtype"] == "float32"
     assert s["params"]["answer_only_logits"] is True  # the tiny Qwen2 forward takes logits_to_keep
+    assert s["answer_only_fallbacks"] == 0 and s["answer_only_fallback_reason"] is None  # ... and honours it
+    assert all(c["answer_only_fallbacks"] == 0 for c in s["per_chunk"])
     assert [c["replayed"] for c in s["per_chunk"]] == [0, 1, 2]  # replay 0.10 -> 0.20 of 8 fresh records
     assert s["per_chunk"][0]["warmup_steps"] >= 1 and s["per_chunk"][1]["warmup_steps"] == 0
     assert s["versions"]["transformers"] and not (out / "_trainer-0").exists() and s["dropped"] == {}

@@ -37,7 +37,7 @@ from helpers.curriculum import ReplayBuffer, lr_schedule, mix_chunk, replay_sche
 from helpers.io import stamp, write_json
 from helpers import layout
 from helpers.layout import RunLayout
-from helpers.models import add_adapter, count_parameters, load_adapter_weights, load_model
+from helpers.models import add_adapter, count_parameters, load_adapter_weights, load_model, release
 from helpers.models.members import apply_cpu_threads, cpu_threads
 from helpers.train import checkpoints as ckpt
 from helpers.train import telemetry
@@ -97,7 +97,7 @@ def prepare_adapter(cfg: dict, name: str, recommendation: dict | None = None) ->
     from transformers import set_seed
     set_seed(cfg["seed"])  # LoRA A matrices are random: same seed, same starting adapter
     model = add_adapter(model, cfg["models"][name], cfg["train"]["target_modules"], backend=info["backend"],
-                        seed=cfg["seed"])
+                        seed=cfg["seed"], gradient_checkpointing=info["gradient_checkpointing"])
     trainable, total = count_parameters(model)
     peft_cfg = model.peft_config["default"]
     info.update(recommendation=rec, trainable_params=trainable, total_params=total,
@@ -164,7 +164,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         from helpers.train.data import make_collator
-        from helpers.train.hf import accepts_logits_to_keep
+        from helpers.train.hf import AnswerOnlyGuard, accepts_logits_to_keep
         from helpers.train.telemetry import MetricsLogger, TokenCounter
         train, n = self.cfg["train"], len(self.chunks)
         self.spec = self.cfg["models"][self.name]
@@ -179,6 +179,9 @@ class _Run:
         # Unsloth computes its own fused loss; any other forward that takes logits_to_keep skips the prompt's logits.
         self.answer_only = train["answer_only_logits"] and self.info["backend"] != "unsloth" \
             and accepts_logits_to_keep(self.model)
+        # The signature is not proof: a patched forward may take logits_to_keep and drop the positions. The guard
+        # counts the batches that fell back to the full loss, across chunks.
+        self.answer_only_guard = AnswerOnlyGuard()
 
     @property
     def start(self) -> int:
@@ -238,7 +241,8 @@ def _chunk_trainer(run: _Run, i: int, examples: list) -> tuple[Any, int]:
         model=run.model, args=args, train_dataset=make_dataset(examples), data_collator=run.collator,
         callbacks=[metrics_callback(run.logger), *run.callbacks], token_counter=run.counter,
         optimizer_state=run.optimizer_state, magnitude_lr_multiplier=run.spec.get("magnitude_lr_multiplier", 1.0),
-        answer_only_logits=run.answer_only, **trainer_tokenizer_kwarg(run.tokenizer))
+        answer_only_logits=run.answer_only, answer_only_guard=run.answer_only_guard,
+        **trainer_tokenizer_kwarg(run.tokenizer))
     if wanted["disable_tqdm"]:
         from transformers.trainer_callback import PrinterCallback
         trainer.remove_callback(PrinterCallback)  # headless: one line per chunk, not one dict per log
@@ -255,7 +259,7 @@ def _train_chunk(run: _Run, i: int) -> dict:
         raise ValueError(f"chunk {i}: all {len(mixed)} examples exceed model.max_seq_len={max_len}")
     trainer, warmup = _chunk_trainer(run, i, examples)
     run.logger.begin_chunk(i, run.state["global_step"])
-    counter_before = run.counter.total
+    counter_before, fallbacks_before = run.counter.total, run.answer_only_guard.fallbacks
     result = trainer.train()
     run.optimizer_state = trainer.raw_optimizer.state_dict()
     scheduler_state = trainer.lr_scheduler.state_dict() if trainer.lr_scheduler is not None else {}
@@ -263,7 +267,8 @@ def _train_chunk(run: _Run, i: int) -> dict:
     row = {"chunk": i, "fresh": len(run.chunks[i]), "replayed": sum(bool(r.get("replay")) for r in mixed),
            "examples": len(examples), "dropped": dict(dropped), "steps": trainer.state.global_step,
            "warmup_steps": warmup, "lr": run.lrs[i], "replay_ratio": round(run.ratios[i], 4),
-           "loss": round(float(result.training_loss), 5), "tokens": tokens, "seconds": round(seconds, 2)}
+           "loss": round(float(result.training_loss), 5), "tokens": tokens, "seconds": round(seconds, 2),
+           "answer_only_fallbacks": run.answer_only_guard.fallbacks - fallbacks_before}
     run.state["global_step"] += trainer.state.global_step
     run.state["tokens"] += tokens
     run.state["train_s"] += seconds
@@ -313,7 +318,8 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
                   stop_after_chunk: int | None = None, live_plot: bool | None = None) -> dict:
     """Train adapter `name` (a key of cfg['models']) chunk by chunk; returns the summary (also summary.json).
 
-    prepared: (model, tokenizer, info) from prepare_adapter(), to reuse a model already loaded.
+    prepared: (model, tokenizer, info) from prepare_adapter(), to reuse a model already loaded (the caller keeps it);
+    without it the model is loaded here and released before returning (the caller may load the next one).
     stop_after_chunk: stop (checkpointed) after that chunk index; a later call resumes.
     """
     t_start = time.time()
@@ -345,7 +351,12 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     shown.close()
     shutil.rmtree(run.scratch, ignore_errors=True)
     info["trained"] = True
-    return _finish(run, live, stopped, curriculum_path, t_start)
+    summary = _finish(run, live, stopped, curriculum_path, t_start)
+    if prepared is None:  # loaded here: nothing returned holds it, so free it before the caller loads another model
+        gone, quiet = release.watch(model), run.mode == "off" or not run.main
+        del run, shown, model
+        release.free_memory(*gone, label=f"after training {name}", quiet=quiet)
+    return summary
 
 
 def _live_plot(run: _Run, wanted: bool | None) -> Any:
@@ -396,6 +407,7 @@ def _save_final_adapter(model: Any, out_dir: Path) -> Path:
 def _summary(run: _Run, stopped: bool, curriculum_path: Path, t_start: float) -> dict:
     import torch
     cfg, info, state, n_chunks = run.cfg, run.info, run.state, len(run.chunks)
+    guard = run.answer_only_guard
     records = telemetry.read_metrics(run.metrics_path)
     train = cfg["train"]
     params = {"profile": cfg.get("profile"), "run": cfg.get("run"), "model": run.name, **run.fingerprint,
@@ -418,11 +430,14 @@ def _summary(run: _Run, stopped: bool, curriculum_path: Path, t_start: float) ->
         "trainable_share": info["trainable_share"], "global_steps": state["global_step"],
         "first_loss": records[0]["loss"] if records else None, "last_loss": records[-1]["loss"] if records else None,
         "chunk_losses": chunk_losses, "per_chunk": state["chunks"],
+        # .get: a row checkpointed before the guard existed has no count
+        "answer_only_fallbacks": sum(c.get("answer_only_fallbacks", 0) for c in state["chunks"]),
+        "answer_only_fallback_reason": guard.reason,
         "dropped": dict(sum((Counter(c["dropped"]) for c in state["chunks"]), Counter())),
         "tokens": state["tokens"], "tokens_per_s": round(state["tokens"] / max(state["train_s"], 1e-9), 1),
         "train_seconds": round(state["train_s"], 2), "wall_seconds": round(time.time() - t_start, 2),
         "peak_memory": peak, "world_size": run.world, "torch_threads": torch.get_num_threads(),
-        "warnings": info.get("warnings", []),
+        "warnings": info.get("warnings", []) + ([guard.reason] if guard.reason else []),
         "outputs": {"adapter": f"{layout.ADAPTER}/", "metrics": layout.METRICS, "latest": ckpt.LATEST,
                     "plot": layout.TRAINING_PLOT},
     }

@@ -98,6 +98,46 @@ def accepts_logits_to_keep(model: torch.nn.Module) -> bool:
     return "logits_to_keep" in inspect.signature(base.forward).parameters
 
 
+class AnswerOnlyRefused(ValueError):
+    """The forward took logits_to_keep as positions but did not return logits for exactly those positions."""
+
+
+@dataclasses.dataclass
+class AnswerOnlyGuard:
+    """Batches whose loss fell back from the answer-only head to the Trainer's own, and why; shared by every chunk's
+    Trainer so a forward found to mishandle positions is not tried again (its right-shaped output is not trusted)."""
+
+    fallbacks: int = 0
+    reason: str | None = None
+
+    def fall_back(self, reason: str | None = None) -> None:
+        """Count one batch on the full loss; the first reason is kept and printed once."""
+        if reason and self.reason is None:
+            self.reason = reason
+            print(f"[train] warning: answer-only logits off: {reason}; every batch from here takes the Trainer's "
+                  "full loss (counted as answer_only_fallbacks in the summary)", flush=True)
+        self.fallbacks += 1
+
+
+def _vocab_size(model: torch.nn.Module) -> int | None:
+    """Rows of the output embedding (the LM head's width), else config.vocab_size, else None."""
+    model = getattr(model, "module", model)  # DDP wraps the model the Trainer hands to compute_loss
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(head, "weight", None)
+    return int(weight.shape[0]) if weight is not None else getattr(getattr(model, "config", None), "vocab_size", None)
+
+
+def check_kept_logits(logits: Any, batch: int, kept: int, vocab: int | None) -> None:
+    """Raise AnswerOnlyRefused unless logits is a (batch, kept, vocab) tensor (vocab unchecked when unknown)."""
+    got = tuple(logits.shape) if torch.is_tensor(logits) else None
+    ok = got is not None and len(got) == 3 and got[:2] == (batch, kept) and vocab in (None, got[2])
+    if not ok:
+        raise AnswerOnlyRefused(f"the forward took logits_to_keep={kept} positions but returned logits of shape "
+                                f"{list(got) if got is not None else type(logits).__name__}, not "
+                                f"[{batch}, {kept}, {vocab if vocab is not None else 'vocab'}] (a patched forward, "
+                                "e.g. Unsloth's, that drops a tensor of positions)")
+
+
 def answer_only_loss(model: torch.nn.Module, inputs: dict, num_items_in_batch: Any = None) -> torch.Tensor:
     """The causal-LM loss with the LM head run only at positions followed by a label.
 
@@ -105,12 +145,15 @@ def answer_only_loss(model: torch.nn.Module, inputs: dict, num_items_in_batch: A
     (and its fp32 logits, batch x length x vocabulary) on positions whose labels are ignored; their cross-entropy
     terms are zero and so are their gradients. Here only the columns where some row has a label are projected:
     the loss is the same sum over labelled tokens divided by num_items_in_batch (or their mean when it is None),
-    as transformers' ForCausalLMLoss computes it, and so are the gradients."""
+    as transformers' ForCausalLMLoss computes it, and so are the gradients. Raises AnswerOnlyRefused when the
+    forward accepts logits_to_keep but does not honour the positions (signature alone cannot tell)."""
     from helpers.train.data import IGNORE_INDEX
     targets = inputs["labels"][:, 1:]  # the token each position predicts
     cols = (targets != IGNORE_INDEX).any(dim=0).nonzero().squeeze(-1)
     rest = {k: v for k, v in inputs.items() if k != "labels"}
-    logits = model(**rest, logits_to_keep=cols).logits.float()
+    logits = getattr(model(**rest, logits_to_keep=cols), "logits", None)
+    check_kept_logits(logits, targets.shape[0], len(cols), _vocab_size(model))
+    logits = logits.float()
     picked = targets[:, cols].to(logits.device)
     reduction = "sum" if num_items_in_batch is not None else "mean"
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), picked.reshape(-1),
@@ -122,14 +165,17 @@ def answer_only_loss(model: torch.nn.Module, inputs: dict, num_items_in_batch: A
 
 class ChunkTrainer(Trainer):
     """Trainer for one curriculum chunk: DoRA magnitude lr group, optimizer state carried across chunks,
-    a count of real (non-pad) tokens for throughput, and (answer_only_logits) the LM head only where it is scored."""
+    a count of real (non-pad) tokens for throughput, and (answer_only_logits) the LM head only where it is scored,
+    falling back to the Trainer's own loss, counted in answer_only_guard, when the forward does not honour it."""
 
     def __init__(self, *args: Any, magnitude_lr_multiplier: float = 1.0, optimizer_state: dict | None = None,
-                 token_counter: Any = None, answer_only_logits: bool = False, **kwargs: Any):
+                 token_counter: Any = None, answer_only_logits: bool = False,
+                 answer_only_guard: AnswerOnlyGuard | None = None, **kwargs: Any):
         self.magnitude_lr_multiplier = float(magnitude_lr_multiplier)
         self.optimizer_state = optimizer_state
         self.token_counter = token_counter
         self.answer_only_logits = answer_only_logits
+        self.answer_only_guard = answer_only_guard if answer_only_guard is not None else AnswerOnlyGuard()
         self.raw_optimizer: torch.optim.Optimizer | None = None
         super().__init__(*args, **kwargs)
 
@@ -156,12 +202,21 @@ class ChunkTrainer(Trainer):
 
     def compute_loss(self, model: torch.nn.Module, inputs: dict, return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> Any:
-        """answer_only_loss() while training; the Trainer's own loss otherwise (and whenever outputs are wanted)."""
-        if not (self.answer_only_logits and model.training and not return_outputs and "labels" in inputs):
-            return super().compute_loss(model, inputs, return_outputs=return_outputs,
-                                        num_items_in_batch=num_items_in_batch)
-        loss = answer_only_loss(model, inputs, num_items_in_batch)
-        # As Trainer.compute_loss: a loss normalised by the global token count is scaled back up across processes.
+        """answer_only_loss() while training; the Trainer's own loss otherwise (and whenever outputs are wanted), and
+        for every batch once the forward has returned logits of the wrong shape (counted, never a crash)."""
+        wanted = self.answer_only_logits and model.training and not return_outputs and "labels" in inputs
+        if wanted and self.answer_only_guard.reason is None:
+            try:
+                return self._across_devices(answer_only_loss(model, inputs, num_items_in_batch), num_items_in_batch)
+            except AnswerOnlyRefused as exc:
+                self.answer_only_guard.fall_back(str(exc))
+        elif wanted:
+            self.answer_only_guard.fall_back()
+        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
+
+    def _across_devices(self, loss: torch.Tensor, num_items_in_batch: Any) -> torch.Tensor:
+        """As Trainer.compute_loss: a loss normalised by the global token count is scaled back up across processes."""
         if getattr(self.args, "average_tokens_across_devices", False) and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes
         return loss
