@@ -299,9 +299,9 @@ RULES: list[Rule] = [
     Rule("unsloth_requested_unavailable", "fail", "use_unsloth: true but Unsloth is not importable",
          lambda f, s: s.get("use_unsloth") is True and not unsloth_importable(f),
          lambda f, s: f"The profile sets use_unsloth: true but Unsloth is not importable here "
-         f"({_detail(f, 'unsloth')})." + ("" if has_gpu(f) else " Unsloth refuses to import without a GPU."),
-         "Set model.use_unsloth: auto (falls back to transformers + PEFT), or on the GPU box "
-         "`pip install -e '.[gpu]'`."),
+         f"({_detail(f, 'unsloth')})." + ("" if has_gpu(f) else " The kit uses Unsloth only on a GPU."),
+         "Set model.use_unsloth: auto (falls back to transformers + PEFT), or on the GPU box `make setup-gpu` "
+         "(the pinned Unsloth, the box's torch stack untouched)."),
     Rule("unsloth_import_broken", "warn", "Unsloth is installed but fails to import on this GPU",
          lambda f, s: has_gpu(f) and bool(get(f, "packages.unsloth")) and not unsloth_importable(f)
          and s.get("use_unsloth") is not True,
@@ -309,7 +309,7 @@ RULES: list[Rule] = [
          f"{_detail(f, 'unsloth')}. Training falls back to transformers + PEFT (the seeds "
          "credited Unsloth with ~2x speed).",
          "Read the error: a triton/torch mismatch is the usual cause (see triton_torch_mismatch); otherwise "
-         "reinstall an unsloth release that supports this torch."),
+         "run make setup-gpu (the pinned unsloth and unsloth_zoo, checked against this box's torch stack)."),
     Rule("torch_compile_rocm", "warn", "torch.compile left on under ROCm",
          lambda f, s: f.get("backend") == "rocm" and _env(f, "TORCH_COMPILE") != "0"
          and _env(f, "TORCHDYNAMO_DISABLE") != "1",
