@@ -43,6 +43,8 @@ help:
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
+	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..08 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
+	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
 	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
@@ -113,17 +115,29 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
 
+# A GPU profile's dress rehearsal on CPU (README, "Rehearse a GPU profile on CPU"): notebooks 00..08 on the profile
+# with only the swaps of configs/overlays/rehearsal.yaml (tiny model, offline data, small sizes), recorded in
+# runs/rehearse-<profile>/rehearsal.json. The run is rehearse-<profile> unless RUN is given.
+.PHONY: rehearse test-rehearsal
+rehearse: setup
+	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)'
+
+# The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..08, one after another
+# (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
+test-rehearsal: setup
+	$(PY) -m pytest -m rehearsal --durations=5 $(PYTEST_ARGS)
+
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_PAR) $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal" $(PYTEST_ARGS)
 
 test-fast: setup
-	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal" $(PYTEST_ARGS)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal" $(PYTEST_ARGS)
 
 # Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
 # No Jupyter kernel: the tiers run here never start one.

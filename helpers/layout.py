@@ -197,6 +197,11 @@ class RunLayout:
         return self.root / "pipeline.json"
 
     @property
+    def rehearsal_record(self) -> Path:
+        """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
+        return self.root / "rehearsal.json"
+
+    @property
     def report_md(self) -> Path:
         return self.root / "report.md"
 

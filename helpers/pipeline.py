@@ -1,6 +1,7 @@
 """Run the numbered notebooks headless with papermill, in order, stopping at the first failure.
 
-`python -m helpers.pipeline --profile smoke [--run NAME] [--only 00,01] [--overrides JSON]`
+`python -m helpers.pipeline --profile smoke [--run NAME] [--only 00,01] [--overrides JSON] [--rehearse]`
+(--rehearse: the profile's dress rehearsal on CPU, helpers.rehearse; its run is rehearse-<profile> by default)
 """
 
 from __future__ import annotations
@@ -71,13 +72,28 @@ def _describe_failure(nb: Path, out: Path, exc: Exception) -> str:
     return f"{nb.name} failed at {where}: {ename}: {evalue}\n  executed copy with the traceback: {out}"
 
 
+def _refuse_mixing(lay: RunLayout, rehearsal: dict | None) -> None:
+    """A rehearsal and a real run never share a run folder: one's stages would read the other's files."""
+    if rehearsal is None and lay.rehearsal_record.exists():
+        raise ValueError(f"{lay.root} holds a rehearsal ({lay.rehearsal_record.name}): add --rehearse "
+                         "(make rehearse), or pick another run name")
+    if rehearsal is not None and lay.pipeline_record.exists() and not lay.rehearsal_record.exists():
+        raise ValueError(f"{lay.root} holds a real run ({lay.pipeline_record.name}, no {lay.rehearsal_record.name}): "
+                         "rehearse into another run name (the default is rehearse-<profile>)")
+
+
 def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = None,
-                 only: list[str] | None = None, nb_dir: Path | None = None) -> list[dict]:
-    """Execute each notebook (optionally only the given NN prefixes); raise StageFailed on the first failure."""
+                 only: list[str] | None = None, nb_dir: Path | None = None,
+                 rehearsal: dict | None = None) -> list[dict]:
+    """Execute each notebook (optionally only the given NN prefixes); raise StageFailed on the first failure.
+
+    rehearsal: helpers.rehearse.plan()'s record, for a rehearsal (its swaps are already in `overrides`): written to
+    the run's rehearsal.json before any notebook runs and into pipeline.json, so the run says what it is."""
     import papermill as pm
 
     cfg = config.load_profile(profile, run, overrides)  # fails fast on a bad profile or override
     lay = RunLayout.of(cfg)
+    _refuse_mixing(lay, rehearsal)
     out_dir = lay.made(lay.notebooks_dir)
     notebooks = [nb for nb in discover_notebooks(nb_dir) if not only or nb.name[:2] in only]
     if not notebooks:
@@ -86,6 +102,9 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     kernel = kernel_name()
     results: list[dict] = []
     params = {"PROFILE": profile, "RUN": cfg["run"], "OVERRIDES": overrides or {}}
+    extra = {"rehearsal": rehearsal} if rehearsal is not None else {}
+    if rehearsal is not None:
+        write_json(lay.rehearsal_record, {**rehearsal, **stamp(params)})
     for nb in notebooks:
         out = out_dir / nb.name
         t0 = time.time()
@@ -101,13 +120,13 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
             message = _describe_failure(nb, out, exc)
             results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1),
                             "error": message.splitlines()[0]})
-            write_json(lay.pipeline_record, {"stages": results, **stamp(params)})
+            write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
             _write_report(lay.root)  # a team wants the report of what did run
             raise StageFailed(message) from None
         secs = round(time.time() - t0, 1)
         results.append({"notebook": nb.name, "status": "ok", "seconds": secs, "executed": str(out)})
         print(f"[pipeline] {nb.name} ok in {secs:.1f}s", flush=True)
-    write_json(lay.pipeline_record, {"stages": results, **stamp(params)})
+    write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
     _write_report(lay.root)
     return results
 
@@ -131,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", default=None, help="run name (default: the profile's)")
     ap.add_argument("--overrides", default="{}", help='JSON of dotted keys, e.g. \'{"train.batch_size": 8}\'')
     ap.add_argument("--only", default=None, help="comma-separated stage numbers, e.g. 00,01")
+    ap.add_argument("--rehearse", action="store_true",
+                    help="dress rehearsal on CPU: the profile with the swaps of configs/overlays/rehearsal.yaml "
+                         "(tiny model, offline data, small sizes), run rehearse-<profile>")
     args = ap.parse_args(argv)
     try:
         overrides = json.loads(args.overrides or "{}")
@@ -142,14 +164,20 @@ def main(argv: list[str] | None = None) -> int:
     only = [s.strip().zfill(2) for s in args.only.split(",")] if args.only else None
     t0 = time.time()
     try:
-        results = run_pipeline(args.profile, args.run, overrides, only)
+        run, rehearsal = args.run, None
+        if args.rehearse:
+            from helpers import rehearse
+            run, overrides, rehearsal = rehearse.plan(args.profile, args.run, overrides)
+            print(f"[pipeline] {rehearse.describe(rehearsal)}", flush=True)
+        results = run_pipeline(args.profile, run, overrides, only, rehearsal=rehearsal)
     except StageFailed as exc:
         print(f"[pipeline] FAILED: {exc}", file=sys.stderr)
         return 1
     except (KeyError, ValueError) as exc:  # bad profile name / override key
         print(f"pipeline: {exc}", file=sys.stderr)
         return 2
-    print(f"[pipeline] {len(results)} notebook(s) ok in {time.time() - t0:.0f}s")
+    print(f"[pipeline] {len(results)} notebook(s) ok in {time.time() - t0:.0f}s"
+          + (f" (a rehearsal: {RunLayout.of(run).rehearsal_record} lists what was swapped)" if rehearsal else ""))
     return 0
 
 

@@ -31,6 +31,8 @@ def _header(ctx: Ctx) -> list[Block]:
     params = (pipe or {}).get("params", {})
     out.append(("p", f"Profile {params.get('PROFILE', 'n/a')}, run {ctx.run_dir.name}; report written "
                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}."))
+    if lay.rehearsal_record.exists():  # make rehearse: said before any number, with every key it swapped
+        out.append(("note", [("b", "Rehearsal"), f": {_rehearsal_line(ctx)}"]))
     stages = {str(s.get("notebook", ""))[:2]: s for s in (pipe or {}).get("stages", []) if isinstance(s, dict)}
     for nn, s in stages.items():
         if s.get("status") == "failed" and nn in STAGES:
@@ -50,6 +52,17 @@ def _header(ctx: Ctx) -> list[Block]:
         out.append(("p", ["No pipeline.json: the notebooks were run by hand, or ", ("code", "make pipeline"),
                           " has not run."]))
     return out
+
+
+def _rehearsal_line(ctx: Ctx) -> str:
+    """What rehearsal.json says: the note and every swap (key, from, to), or why it cannot be read."""
+    rel = ctx.rel(ctx.lay.rehearsal_record)
+    rec = ctx.load(rel, "00", "rehearsal")
+    try:
+        swaps = "; ".join(f"{s['key']} {s['from']!r} -> {s['to']!r}" for s in rec["swaps"])
+        return f"{rec['note']} Swapped ({rec['overlay']}, why in {rel}): {swaps}."
+    except UNEXPECTED as exc:  # None (unreadable) included: the run is still marked a rehearsal
+        return f"{rel} is {ctx.status.get('rehearsal') if rec is None else f'unexpected ({type(exc).__name__}: {exc})'}"
 
 
 def _executed_status(path: Path) -> tuple[str, float | None]:

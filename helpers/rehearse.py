@@ -1,0 +1,112 @@
+"""A dress rehearsal of a GPU profile on CPU: the profile's notebooks 00..08 with only the base model, what the tiny
+model needs, what an offline CPU box cannot do and the sizes swapped, every other setting as the profile has it.
+
+    make rehearse PROFILE=mi300x                       # = python -m helpers.pipeline --profile mi300x --rehearse
+
+The swaps are defined once, in configs/overlays/rehearsal.yaml (each with its reason). They reach every notebook as
+dotted overrides (so every JSON a stage writes carries them in its params) and are recorded, key by key with the
+profile's value, the rehearsal's and why, in runs/rehearse-<profile>/rehearsal.json, in pipeline.json and at the top
+of the run report: a rehearsal proves the profile's settings run end to end, never what they do on a GPU.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from helpers import config
+from helpers.io import InputError
+
+OVERLAY = config.CONFIG_DIR / "overlays" / "rehearsal.yaml"
+GPU_PROFILES = ("mi300x", "tournament", "laptop")  # the profiles the rehearsal tier runs (tests/test_rehearsal.py)
+RUN_PREFIX = "rehearse-"
+NOTE = ("A dress rehearsal on CPU with the tiny model, not a GPU result: the profile's settings ran end to end; "
+        "accuracy, speed, memory and the GPU-only paths (Unsloth, mixed precision, 4-bit) are not measured here.")
+
+
+def load_overlay(path: Path | None = None) -> dict[str, dict]:
+    """The overlay's entries by dotted key, each {"to": value} or {"drop_prefix": text}, with "why"; a malformed entry
+    raises InputError naming the file and the key (the values themselves are checked against a profile by swaps())."""
+    path = Path(path or OVERLAY)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(path, None, None, f"unreadable ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, None, f"expected dotted keys, got {type(data).__name__}")
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) not in ({"to", "why"}, {"drop_prefix", "why"}):
+            raise InputError(path, None, str(key), "expected {to: value, why: text} or {drop_prefix: text, why: text}")
+        if not isinstance(entry["why"], str) or not entry["why"].strip():
+            raise InputError(path, None, str(key), "why: expected the reason for the swap")
+        if "drop_prefix" in entry and not (isinstance(entry["drop_prefix"], str) and entry["drop_prefix"]):
+            raise InputError(path, None, str(key), "drop_prefix: expected text")
+    return data
+
+
+def get_dotted(cfg: dict, dotted: str) -> Any:
+    """cfg['a']['b'] for 'a.b'."""
+    node: Any = cfg
+    for key in dotted.split("."):
+        node = node[key]
+    return node
+
+
+def swaps(profile: str, overlay: dict[str, dict] | None = None, path: Path | None = None) -> list[dict]:
+    """The overlay applied to `profile`: [{"key", "from", "to", "why"}] in the overlay's order, one per key whose value
+    it changes (a key the profile already sets to the rehearsal's value is no swap). Each new value is checked and cast
+    by the profile schema, as an override is."""
+    path = Path(path or OVERLAY)
+    overlay = load_overlay(path) if overlay is None else overlay
+    cfg = config.load_profile(profile)
+    out = []
+    for key, entry in overlay.items():
+        try:
+            before = get_dotted(cfg, key)
+        except (KeyError, TypeError):
+            raise InputError(path, None, key, f"not a key of profile {profile!r}") from None
+        if "drop_prefix" in entry:
+            if not isinstance(before, list):
+                raise InputError(path, None, key, f"drop_prefix needs a list; profile {profile!r} has {before!r}")
+            after: Any = [x for x in before if not str(x).startswith(entry["drop_prefix"])]
+        else:
+            after = entry["to"]
+        trial = copy.deepcopy(cfg)
+        try:
+            config.set_dotted(trial, key, after, where=str(path))  # type and range as any override; casts 1 -> 1.0
+        except KeyError as exc:
+            raise InputError(path, None, key, str(exc.args[0] if exc.args else exc)) from None
+        after = get_dotted(trial, key)
+        if after != before:
+            out.append({"key": key, "from": copy.deepcopy(before), "to": after, "why": " ".join(entry["why"].split())})
+    return out
+
+
+def run_name(profile: str) -> str:
+    """The rehearsal's run folder under runs/: rehearse-<profile>."""
+    return f"{RUN_PREFIX}{profile}"
+
+
+def plan(profile: str, run: str | None = None, overrides: dict | None = None) -> tuple[str, dict, dict]:
+    """(run name, the overrides every notebook gets, the rehearsal record). `overrides` (the user's own) are laid over
+    the swaps and recorded apart from them."""
+    done = swaps(profile)
+    merged = {**{s["key"]: s["to"] for s in done}, **(overrides or {})}
+    run = run or run_name(profile)
+    record = {"rehearsal": True, "profile": profile, "run": run, "note": NOTE,
+              "overlay": OVERLAY.relative_to(config.project_root()).as_posix(), "swaps": done,
+              "overrides": dict(overrides or {})}
+    return run, merged, record
+
+
+def describe(record: dict) -> str:
+    """One line per swap, for the console."""
+    lines = [f"rehearsal of {record['profile']} on CPU ({record['overlay']}): {len(record['swaps'])} key(s) swapped, "
+             "everything else as the profile has it"]
+    lines += [f"  {s['key']}: {s['from']!r} -> {s['to']!r}" for s in record["swaps"]]
+    if record.get("overrides"):
+        lines.append(f"  and your overrides on top: {record['overrides']}")
+    return "\n".join(lines)
