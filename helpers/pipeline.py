@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rehearse:
             from helpers import rehearse
             run, overrides, rehearsal = rehearse.plan(args.profile, args.run, overrides)
+            rehearse.hide_accelerators(os.environ)  # a GPU box's rehearsal runs on its CPU too, as recorded
             print(f"[pipeline] {rehearse.describe(rehearsal)}", flush=True)
         results = run_pipeline(args.profile, run, overrides, only, rehearsal=rehearsal)
     except StageFailed as exc:

@@ -85,6 +85,29 @@ def swaps(profile: str, overlay: dict[str, dict] | None = None, path: Path | Non
     return out
 
 
+# Settings only a GPU can honour: a profile (or override) asking for one cannot rehearse on CPU, and says why.
+GPU_ONLY = (
+    ("model.use_unsloth", lambda v: v is True, "Unsloth is the kit's GPU path (use auto: on a CPU it falls back to "
+                                               "transformers + PEFT, on the GPU it is used)"),
+    ("model.load_in_4bit", lambda v: v is True, "4-bit weights need bitsandbytes on a GPU (use auto)"),
+    ("train.optim", lambda v: "8bit" in str(v), "8-bit AdamW needs bitsandbytes on a GPU (use auto or adamw_torch)"),
+)
+# The rehearsal's kernels see no GPU even on a GPU box, so what it records ("on CPU") is what ran.
+HIDDEN_DEVICES = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
+
+
+def gpu_only_settings(cfg: dict) -> list[str]:
+    """'model.use_unsloth is True: why' for each setting of the resolved config that cannot run on a CPU."""
+    return [f"{key} is {get_dotted(cfg, key)!r}: {why}" for key, needs_gpu, why in GPU_ONLY
+            if needs_gpu(get_dotted(cfg, key))]
+
+
+def hide_accelerators(environ: dict) -> dict:
+    """Hide every GPU from the kernels the pipeline starts (they inherit this environment); returns what it set."""
+    environ.update(HIDDEN_DEVICES)
+    return dict(HIDDEN_DEVICES)
+
+
 def run_name(profile: str) -> str:
     """The rehearsal's run folder under runs/: rehearse-<profile>."""
     return f"{RUN_PREFIX}{profile}"
@@ -95,10 +118,13 @@ def plan(profile: str, run: str | None = None, overrides: dict | None = None) ->
     the swaps and recorded apart from them."""
     done = swaps(profile)
     merged = {**{s["key"]: s["to"] for s in done}, **(overrides or {})}
+    blocked = gpu_only_settings(config.load_profile(profile, None, merged))
+    if blocked:
+        raise ValueError(f"profile {profile!r} cannot rehearse on CPU: {'; '.join(blocked)}")
     run = run or run_name(profile)
     record = {"rehearsal": True, "profile": profile, "run": run, "note": NOTE,
               "overlay": OVERLAY.relative_to(config.project_root()).as_posix(), "swaps": done,
-              "overrides": dict(overrides or {})}
+              "overrides": dict(overrides or {}), "hidden_devices": dict(HIDDEN_DEVICES)}
     return run, merged, record
 
 

@@ -247,8 +247,10 @@ def test_recommend_mi300x_with_working_unsloth_and_bnb_stays_16bit():
     assert rec["load_in_4bit"]["value"] is False and "16-bit" in rec["load_in_4bit"]["reason"]
 
 
-def test_unsloth_keeps_4bit_on_rocm_only_above_bitsandbytes_0_48_2():
-    for bnb, kept in (("0.44.1", False), ("0.48.2", False), ("0.49.0", True), ("0.50.2", True)):
+def test_unsloth_keeps_4bit_on_rocm_only_from_bitsandbytes_0_48_2():
+    """Unsloth's gate is `Version(bnb) > Version("0.48.2.dev0")`: 0.48.2 itself keeps 4-bit."""
+    for bnb, kept in (("0.44.1", False), ("0.48.1", False), ("0.48.2.dev0", False), ("0.48.2", True),
+                      ("0.49.0", True), ("0.50.2", True)):
         facts = base_facts({"packages": {"bitsandbytes": bnb}})
         assert env.unsloth_keeps_4bit(facts) is kept, bnb
         assert env.recommend(facts)["load_in_4bit"]["value"] is kept, bnb
@@ -416,7 +418,7 @@ def test_unsloth_probe_never_imports_without_gpu(monkeypatch):
     facts = env.empty_facts()
     env._probe_unsloth(facts, 5)
     env._probe_bitsandbytes(facts, 5)
-    assert (facts["unsloth"]["importable"], facts["unsloth"]["detail"]) == (False, "not importable: no GPU")
+    assert (facts["unsloth"]["importable"], facts["unsloth"]["detail"]) == (False, "not tried: the kit uses Unsloth only on a GPU")
     assert facts["unsloth"]["version"] == "2025.10.1" and facts["unsloth"]["pinned"] == "2026.10.9"
     assert facts["bitsandbytes"]["usable"] is False and "no GPU" in facts["bitsandbytes"]["detail"]
 

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from packaging.requirements import Requirement
 
-from helpers.env import gpu_setup, stack
+from helpers.env import box, gpu_setup, stack
 from helpers.io import InputError
 
 # A ROCm container: torch and its triton from the ROCm index, a bitsandbytes too old for Unsloth's 4-bit on AMD.
@@ -52,8 +52,9 @@ def test_requirements_of_both_wheels_are_merged():
 
 
 def test_unmet_ignores_optional_box_packages_but_not_triton():
-    assert stack.unmet(REQS, ROCM_BOX) == ["bitsandbytes 0.44.1 (Unsloth wants !=0.46.0,>=0.45.5)",
-                                            "transformers 5.23.0 (Unsloth wants <=5.17.0,>=4.52.4)",
+    """bitsandbytes 0.44.1 only turns 4-bit off (Unsloth imports it in a try): the plan notes it, the env check does
+    not rule Unsloth out for it (else make setup-gpu, which never moves it, would be the fix in a loop)."""
+    assert stack.unmet(REQS, ROCM_BOX) == ["transformers 5.23.0 (Unsloth wants <=5.17.0,>=4.52.4)",
                                             "trl 1.16.0 (Unsloth wants !=0.19.0,<=1.15.0)", "tyro not installed "
                                             "(Unsloth wants it)"]
     assert any(m.startswith("triton not installed") for m in stack.unmet(REQS, {"torch": "2.5.1"}))
@@ -62,24 +63,24 @@ def test_unmet_ignores_optional_box_packages_but_not_triton():
 def test_compare_names_each_change_with_its_fix():
     before = {"torch": "2.5.1+rocm6.2", "pytorch-triton-rocm": "3.1.0", "bitsandbytes": "0.44.1"}
     after = {"torch": "2.9.0", "pytorch-triton-rocm": "3.1.0", "triton": "3.5.0"}
-    lines = stack.compare(before, after)
+    lines = box.compare(before, after)
     assert len(lines) == 3 and all("Fix:" in ln for ln in lines)
     assert any(ln.startswith("torch was 2.5.1+rocm6.2, now 2.9.0") and "pip uninstall -y torch" in ln for ln in lines)
     assert any(ln.startswith("triton 3.5.0 was added") and "pytorch-triton-rocm 3.1.0" in ln for ln in lines)
     assert any(ln.startswith("bitsandbytes 0.44.1 was removed") for ln in lines)
-    assert stack.compare(before, dict(before)) == []
+    assert box.compare(before, dict(before)) == []
 
 
 def test_stack_record_is_written_once_and_changes_are_found(tmp_path):
-    path = tmp_path / stack.STACK_FILE
-    assert stack.stack_changes(path, ROCM_BOX) == []  # nothing recorded: nothing to say
-    assert stack.record_stack(ROCM_BOX, path) is True
-    assert stack.record_stack({**ROCM_BOX, "torch": "2.9.0"}, path) is False  # the first record stands
-    assert stack.stack_changes(path, ROCM_BOX) == []
-    assert stack.stack_changes(path, {**ROCM_BOX, "torch": "2.9.0"})[0].startswith("torch was 2.5.1+rocm6.2")
+    path = tmp_path / box.STACK_FILE
+    assert box.stack_changes(path, ROCM_BOX) == []  # nothing recorded: nothing to say
+    assert box.record_stack(ROCM_BOX, path) is True
+    assert box.record_stack({**ROCM_BOX, "torch": "2.9.0"}, path) is False  # the first record stands
+    assert box.stack_changes(path, ROCM_BOX) == []
+    assert box.stack_changes(path, {**ROCM_BOX, "torch": "2.9.0"})[0].startswith("torch was 2.5.1+rocm6.2")
     path.write_text("{not json")
-    with pytest.raises(InputError, match=str(path)):
-        stack.stack_changes(path, ROCM_BOX)
+    with pytest.raises(ValueError, match=f"{path}: field 'guarded'"):
+        box.stack_changes(path, ROCM_BOX)
 
 
 def test_read_pins_names_the_file_and_line(tmp_path):
@@ -112,7 +113,7 @@ def _fake_box(monkeypatch, tmp_path, after: dict) -> list:
     monkeypatch.setattr(gpu_setup, "download", lambda: [tmp_path / "unsloth-1-py3-none-any.whl"])
     monkeypatch.setattr(gpu_setup, "requirements", lambda wheels: REQS)
     monkeypatch.setattr(gpu_setup, "pins", lambda: PINS)
-    monkeypatch.setattr(stack, "installed_versions", lambda: next(states))
+    monkeypatch.setattr(box, "installed_versions", lambda: next(states))
     monkeypatch.setattr(gpu_setup, "resolve", lambda specs, c: {"transformers": "5.17.0", "trl": "1.15.0",
                                                                 "tyro": "1.0.17", "triton": "3.5.0"})
     monkeypatch.setattr(gpu_setup, "_pip", calls.append)
@@ -151,18 +152,51 @@ def test_constraints_never_hold_the_cpu_torch_pin_on_a_gpu_box(monkeypatch, tmp_
     assert "transformers==5.17.0" in lines and "bitsandbytes==0.50.2" not in lines
 
 
-def test_setup_gpu_on_a_cpu_torch_says_so_in_one_line_and_installs_nothing(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "helpers.env.gpu_setup", "install"], capture_output=True, text=True,
-                          cwd=gpu_setup.ROOT, timeout=120)
-    assert proc.returncode == 2 and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
-    assert "CPU build" in proc.stdout and "Nothing installed" in proc.stdout
+def test_setup_gpu_on_a_cpu_torch_says_so_in_one_line_and_installs_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: None)  # whatever torch the test box has
+    monkeypatch.setattr(gpu_setup, "download", lambda: pytest.fail("nothing may be downloaded on a CPU torch"))
+    monkeypatch.setattr(gpu_setup, "_pip", lambda args: pytest.fail("pip may not run on a CPU torch"))
+    assert gpu_setup.main(["install"]) == 2
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "CPU build" in out and "Nothing installed" in out
 
 
 def test_the_recorded_stack_is_json_with_the_guarded_versions(tmp_path):
-    path = tmp_path / stack.STACK_FILE
-    stack.record_stack({**ROCM_BOX, "numpy": "2.4.6"}, path)
+    path = tmp_path / box.STACK_FILE
+    box.record_stack({**ROCM_BOX, "numpy": "2.4.6"}, path)
     assert json.loads(path.read_text()) == {"guarded": {"bitsandbytes": "0.44.1", "pytorch-triton-rocm": "3.1.0",
                                                         "torch": "2.5.1+rocm6.2"}}
+
+
+def _dist(root, name: str, version: str, requires: tuple = ()) -> None:
+    """A fake installed distribution (a .dist-info folder) under root."""
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                         + "".join(f"Requires-Dist: {r}\n" for r in requires))
+
+
+def test_installed_versions_reports_the_copy_python_imports(tmp_path, monkeypatch):
+    """In a --system-site-packages venv the venv's copy shadows the box's: the first on sys.path is the one used."""
+    _dist(tmp_path / "venv", "kit_demo_pkg", "5.17.0")
+    _dist(tmp_path / "box", "kit_demo_pkg", "4.51.3")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "venv"), str(tmp_path / "box"), *sys.path])
+    assert box.installed_versions()["kit-demo-pkg"] == "5.17.0"
+
+
+def test_the_box_torch_and_what_it_requires_are_held_at_their_installed_versions(tmp_path, monkeypatch):
+    """torch 2.5.1+rocm6.2 pins sympy==1.13.1: constraints.txt's sympy (the CPU torch's) would make pip's resolve
+    impossible, or move it. Unrelated pins stay the kit's."""
+    _dist(tmp_path, "torch", "2.5.1+rocm6.2", ("sympy==1.13.1", "filelock", "pytest; extra == 'dev'"))
+    _dist(tmp_path, "sympy", "1.13.1")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    installed = box.installed_versions()
+    assert {"torch", "sympy", "filelock"} <= box.held_names(installed) and "pytest" not in box.held_names(installed)
+    lines = box.constraint_lines(["# pins", "torch==2.13.0", "sympy==1.14.0", "numpy==2.4.6", ""], installed)
+    assert lines[:4] == ["# pins", "torch==2.5.1+rocm6.2", "sympy==1.13.1", "numpy==2.4.6"]
+    monkeypatch.setattr(gpu_setup, "pins", lambda: {"sympy": "1.14.0", "numpy": "2.4.6", "torch": "2.13.0"})
+    held = gpu_setup.constraints_file(installed, tmp_path).read_text().splitlines()
+    assert "sympy==1.13.1" in held and "sympy==1.14.0" not in held and "numpy==2.4.6" in held
 
 
 def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
@@ -174,9 +208,11 @@ def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
         models.call_checked(from_pretrained, {"model_name": "m", "use_exact_model_name": True}, "from_pretrained")
     assert models.call_checked(from_pretrained, {"model_name": "m", "dtype": "bf16"}, "from_pretrained") == "m"
 
-    def get_peft_model(model, r=16, **kwargs):  # **kwargs takes anything: the wheel test checks those by reading
+    def get_peft_model(model, r=16, **kwargs):  # Unsloth's take **kwargs: only the kit's known pass-throughs may go
         return kwargs
     assert models.call_checked(get_peft_model, {"model": 1, "use_dora": True}, "get_peft_model") == {"use_dora": True}
+    with pytest.raises(RuntimeError, match="takes no use_exact_model_name"):  # else silently absorbed by **kwargs
+        models.call_checked(get_peft_model, {"model": 1, "use_exact_model_name": True}, "from_pretrained")
 
 
 def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):

@@ -20,8 +20,9 @@ MODEL_CFG = {"dtype": "auto", "load_in_4bit": "auto", "attn_implementation": "au
              "trust_remote_code": False, "gradient_checkpointing": True, "max_seq_len": 256}
 
 
-def facts(backend: str, unsloth: bool) -> dict:
-    return {"backend": backend, "unsloth": {"importable": unsloth, "detail": "fabricated"}}
+def facts(backend: str, unsloth: bool, unmet: tuple = ()) -> dict:
+    return {"backend": backend, "unsloth": {"importable": unsloth, "detail": "fabricated", "version": "2026.10.9",
+                                            "zoo": "2026.10.9", "unmet": list(unmet)}}
 
 
 
@@ -33,7 +34,8 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
     (facts("cuda", True), True, "unsloth"),
     (facts("rocm", True), False, "transformers"),        # the profile opts out
     (facts("rocm", False), "auto", "transformers"),      # installed but broken / absent
-    (facts("cpu", True), "auto", "transformers"),        # Unsloth refuses to import without a GPU
+    (facts("rocm", True, ("trl 0.19.0 (Unsloth wants !=0.19.0)",)), "auto", "transformers"),  # the container's pins
+    (facts("cpu", True), "auto", "transformers"),        # the kit uses Unsloth only on a GPU
     ({"use_unsloth": {"value": True, "reason": "r"}}, "auto", "unsloth"),   # env.recommend() output
     ({"use_unsloth": {"value": False, "reason": "r"}}, "auto", "transformers"),
     (None, "auto", "transformers"),

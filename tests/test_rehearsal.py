@@ -102,6 +102,22 @@ def test_a_bad_overlay_names_its_file_and_key(tmp_path, text, key, needle):
     assert str(path) in str(err.value) and key in str(err.value) and needle in str(err.value)
 
 
+@pytest.mark.parametrize("override, needle", [({"model.use_unsloth": True}, "model.use_unsloth is True"),
+                                               ({"model.load_in_4bit": True}, "model.load_in_4bit is True"),
+                                               ({"train.optim": "adamw_8bit"}, "train.optim is 'adamw_8bit'")])
+def test_a_profile_that_cannot_rehearse_on_cpu_says_why(override, needle):
+    with pytest.raises(ValueError, match=rf"profile 'mi300x' cannot rehearse on CPU: {needle}: .*GPU"):
+        rehearse.plan("mi300x", overrides=override)
+    assert rehearse.gpu_only_settings(config.load_profile("mi300x")) == []  # as shipped, every GPU profile can
+
+
+def test_the_rehearsal_hides_every_gpu_from_its_kernels():
+    environ = {"CUDA_VISIBLE_DEVICES": "0", "PATH": "/bin"}
+    assert rehearse.hide_accelerators(environ) == {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
+    assert environ == {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "PATH": "/bin"}
+    assert rehearse.plan("laptop")[2]["hidden_devices"] == {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
+
+
 def test_a_rehearsal_and_a_real_run_never_share_a_folder():
     lay = RunLayout.of("shared")
     lay.made(lay.root)

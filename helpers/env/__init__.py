@@ -230,7 +230,8 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
     elif not out["zoo"]:
         out.update(importable=False, detail="unsloth_zoo is not installed (unsloth imports it first)")
     elif facts["backend"] not in ("rocm", "cuda"):
-        out.update(importable=False, detail="not importable: no GPU")  # it raises on import without one
+        out.update(importable=False, detail="not tried: the kit uses Unsloth only on a GPU")  # 2026.10 has a CPU
+        # fallback of its own; on a CPU the kit trains with transformers + PEFT
     else:
         ok, detail = _run_python("import unsloth", timeout_s)
         out.update(importable=ok, detail=detail)
@@ -238,7 +239,7 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
 
 def _unsloth_install_facts() -> dict:
     """The installed Unsloth against the kit's pin and its own declared requirements (read, never imported)."""
-    from helpers.env import stack
+    from helpers.env import box, stack
     version = package_version("unsloth")
     pinned = stack.read_pins(stack.GPU_PINS).get("unsloth") if stack.GPU_PINS.exists() else None
     unmet: list[str] = []
@@ -248,16 +249,16 @@ def _unsloth_install_facts() -> dict:
             declared = metadata.requires("unsloth") or []
         except metadata.PackageNotFoundError:  # the version came from elsewhere (a test, a broken install)
             declared = []
-        unmet = stack.unmet(stack.applicable(declared, source="unsloth's METADATA"), stack.installed_versions())
+        unmet = stack.unmet(stack.applicable(declared, source="unsloth's METADATA"), box.installed_versions())
     return {"version": version, "zoo": package_version("unsloth_zoo"), "pinned": pinned, "unmet": unmet}
 
 
 def _probe_stack(facts: dict) -> None:
     """Whether a pip step replaced the torch stack make setup recorded in this venv (one line each, with the fix)."""
-    from helpers.env import stack
-    path = stack.stack_path()
+    from helpers.env import box
+    path = box.stack_path()
     facts["stack"] = {"record": str(path) if path.exists() else None,
-                      "changes": stack.stack_changes(path, stack.installed_versions())}
+                      "changes": box.stack_changes(path, box.installed_versions())}
 
 
 def _probe_bitsandbytes(facts: dict, timeout_s: float) -> None:
@@ -367,7 +368,7 @@ def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
             " (the seeds: no binary for ROCm 6.2)" if rocm else ""))
     elif rocm and use_unsloth and not unsloth_keeps_4bit(facts):
         four = _item(False, f"Unsloth on ROCm loads 16-bit with bitsandbytes "
-                            f"{get(facts, 'packages.bitsandbytes')} (it keeps 4-bit only above 0.48.2; the seeds: "
+                            f"{get(facts, 'packages.bitsandbytes')} (it keeps 4-bit from 0.48.2 on; the seeds: "
                             "135 GB instead of ~40-50 GB for 72B); plan for 16-bit")
     else:
         four = _item(True, "bitsandbytes works on this GPU: 4-bit weights take ~0.5 bytes per parameter")

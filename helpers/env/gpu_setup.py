@@ -3,7 +3,7 @@
 `python -m helpers.env.gpu_setup install` downloads the pinned unsloth and unsloth_zoo wheels, reads what they require,
 installs them with --no-deps (Unsloth's own AMD instructions) and only the requirements the box does not own, checks
 that no package of the box's torch stack changed, then runs the environment check, which says which backend runs.
-`record` (run by make setup) writes down that stack; `download` fetches the wheels (make setup, for the wheel test);
+(make setup records that stack with helpers.env.box); `download` fetches the wheels (make setup, for the wheel test);
 `plan` prints what install would do, on this interpreter or on a constraints file's versions.
 """
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from helpers.env import stack
+from helpers.env import box, stack
 
 ROOT, GPU_PINS, KIT_PINS = stack.ROOT, stack.GPU_PINS, stack.KIT_PINS
 
@@ -58,7 +58,7 @@ def download(dest: Path | None = None) -> list[Path]:
         pass
     dest.mkdir(parents=True, exist_ok=True)
     specs = [f"{n}=={v}" for n, v in unsloth_pins().items()]
-    _pip(["download", "--no-deps", "--quiet", "-d", str(dest), *specs])
+    _pip(["download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(dest), *specs])
     return pinned_wheels(dest)
 
 
@@ -109,17 +109,18 @@ def _pip(args: list[str]) -> None:
 
 
 def constraints_file(installed: dict[str, str], folder: Path) -> Path:
-    """pip constraints: the box's packages at their installed versions (a resolve cannot move them), every other
-    package at the kit's pin (constraints.txt's torch==2.13.0 is the CPU wheel: never a constraint on a GPU box)."""
-    held = stack.guarded_versions(installed)
-    kit = {n: v for n, v in pins().items() if n not in stack.GUARDED and n not in stack.UNSLOTH}
+    """pip constraints: the box's packages and what they require at their installed versions (a resolve cannot move
+    them; a ROCm torch's sympy is not the CPU torch's), every other package at the kit's pin."""
+    held = {n: installed[n] for n in box.held_names(installed)}
+    kit = {n: v for n, v in pins().items() if n not in held and n not in stack.GUARDED and n not in stack.UNSLOTH}
     path = folder / "constraints.txt"
     path.write_text("".join(f"{n}=={v}\n" for n, v in {**kit, **held}.items()))
     return path
 
 
 def resolve(specs: list[str], constraints: Path) -> dict[str, str]:
-    """{name: version} pip's resolver picks for `specs` and everything they pull in (pip --dry-run --report)."""
+    """{name: version} pip's resolver picks for `specs` and everything they pull in (pip --dry-run --report: pip 22.2
+    or newer, which make setup's venv has)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         _pip(["install", "--dry-run", "--quiet", "--report", str(report), "-c", str(constraints), *specs])
@@ -136,39 +137,45 @@ def without_box_packages(resolved: dict[str, str]) -> dict[str, str]:
     return {n: v for n, v in resolved.items() if n not in stack.GUARDED}
 
 
+def print_not_a_venv(moved: dict[str, str]) -> None:
+    """Outside a venv every install lands in the box's own Python: say what Unsloth would have moved, and the way."""
+    print("setup-gpu: Unsloth NOT installed: this Python is not a venv and Unsloth would move "
+          + ", ".join(f"{n} {v}" for n, v in moved.items()) + ", which this box's Python owns (the challenge container "
+          "pins transformers 4.51.3 and trl 0.19.0; Unsloth needs newer). Training runs on transformers + PEFT. For "
+          "Unsloth, run make setup (its venv shadows, never changes, these) and then make setup-gpu.")
+
+
 def install(cpu_rehearsal: bool = False) -> int:
-    """The whole set-up; 0 when Unsloth is installed or the box's pins cannot host it (said), 1 when it failed."""
+    """The whole set-up. Exit 0 whenever the box is left working: Unsloth installed, or not and the reason said (a
+    blocker, or a Python that is not a venv); 1 when a package the box owns changed; 2 on a CPU torch."""
     build = accelerator_torch()
     if build is None and not cpu_rehearsal:
         print("setup-gpu: this Python's torch is a CPU build (or absent): make setup-gpu is for a GPU box whose "
               "Python already has a ROCm or CUDA torch. Nothing installed; training runs on transformers + PEFT.")
         return 2
     wheels = download()
-    before = stack.installed_versions()
+    before = box.installed_versions()
     p = stack.plan(requirements(wheels), before, pins())
     print_plan(p)
-    if not in_venv() and p.replaces:
-        print("setup-gpu: Unsloth NOT installed: this Python is not a venv and Unsloth would move "
-              + ", ".join(f"{n} {v}" for n, v in p.replaces.items()) + ", which this box's Python owns (the challenge "
-              "container pins transformers 4.51.3 and trl 0.19.0; Unsloth needs newer). Training runs on "
-              "transformers + PEFT. For Unsloth, run make setup (its venv shadows, never changes, these) and then "
-              "make setup-gpu.")
-        return 0
     if p.blockers and not cpu_rehearsal:
         print("setup-gpu: Unsloth NOT installed (see BLOCKS above); training runs on transformers + PEFT.")
         return 0
     specs = [f"{n}=={v}" if v[:1] not in "<>=!~" else f"{n}{v}" for n, v in p.install.items()]
     with tempfile.TemporaryDirectory() as tmp:
         chosen = without_box_packages(resolve(specs, constraints_file(before, Path(tmp)))) if specs else {}
+        moved = {n: before[n] for n, v in chosen.items() if n in before and before[n] != v}
+        if moved and not in_venv():
+            print_not_a_venv(moved)
+            return 0
         # --no-deps throughout (Unsloth's own AMD instructions): pip installs exactly this list, nothing it adds.
         _pip(["install", "--quiet", "--no-deps", *map(str, wheels), *(f"{n}=={v}" for n, v in chosen.items())])
-    changes = stack.compare(stack.guarded_versions(before), stack.guarded_versions(stack.installed_versions()))
+    changes = box.compare(box.guarded_versions(before), box.guarded_versions(box.installed_versions()))
     for line in changes:
         print(f"setup-gpu: FAILED: {line}")
     if changes:
         return 1
     print(f"setup-gpu: unsloth {unsloth_pins()['unsloth']} installed; the box's torch stack is unchanged "
-          f"({', '.join(f'{n} {v}' for n, v in stack.guarded_versions(before).items())})")
+          f"({', '.join(f'{n} {v}' for n, v in box.guarded_versions(before).items())})")
     return subprocess.run([sys.executable, "-m", "helpers.env.gpu_setup", "check"]).returncode
 
 
@@ -186,7 +193,7 @@ def check() -> int:
 
 def plan_on(versions_file: Path | None) -> int:
     """Print the plan against this interpreter or against a constraints file's versions (e.g. the container's)."""
-    installed = stack.installed_versions()
+    installed = box.installed_versions()
     if versions_file:
         installed = {**stack.read_pins(KIT_PINS), **stack.read_pins(versions_file)}
     p = stack.plan(requirements(pinned_wheels()), installed, pins())
@@ -197,7 +204,6 @@ def plan_on(versions_file: Path | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers.env.gpu_setup", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("record", help="write down the box's torch stack (make setup)")
     sub.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels into the venv")
     inst = sub.add_parser("install", help="install Unsloth without touching the box's torch stack")
     inst.add_argument("--cpu-rehearsal", action="store_true",
@@ -206,10 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--versions", type=Path, help="judge a constraints file's versions instead of this Python's")
     sub.add_parser("check", help="the environment check: which backend runs, and why")
     args = ap.parse_args(argv)
-    if args.cmd == "record":
-        wrote = stack.record_stack(stack.installed_versions(), stack.stack_path())
-        print(f"setup: {'recorded' if wrote else 'kept the record of'} this box's torch stack in {stack.stack_path()}")
-        return 0
     if args.cmd == "download":
         print("setup: Unsloth wheels for the wheel test: " + ", ".join(w.name for w in download()))
         return 0

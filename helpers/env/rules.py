@@ -65,11 +65,15 @@ def unsloth_importable(facts: dict) -> bool:
 
 
 def unsloth_keeps_4bit(facts: dict) -> bool:
-    """Unsloth keeps load_in_4bit on ROCm only with bitsandbytes newer than 0.48.2 (its device_type.py gate);
-    on CUDA a working bitsandbytes is enough."""
+    """Unsloth keeps load_in_4bit on ROCm only with bitsandbytes 0.48.2 or newer (its device_type.py gate:
+    version > 0.48.2.dev0); on CUDA a working bitsandbytes is enough."""
     if facts.get("backend") != "rocm":
         return True
-    return version_tuple(get(facts, "packages.bitsandbytes"))[:3] > (0, 48, 2)
+    from packaging.version import InvalidVersion, Version
+    try:
+        return Version(str(get(facts, "packages.bitsandbytes"))) > Version("0.48.2.dev0")
+    except InvalidVersion:  # not installed (None) or unreadable
+        return False
 
 
 def unsloth_choice(facts: dict) -> tuple[bool, str]:
@@ -268,11 +272,11 @@ RULES: list[Rule] = [
          lambda f, s: f.get("backend") == "rocm" and s.get("load_in_4bit") is True
          and s.get("use_unsloth") is not False and not unsloth_keeps_4bit(f),
          lambda f, s: "The profile asks for load_in_4bit on ROCm, but Unsloth keeps 4-bit on AMD only with "
-         f"bitsandbytes newer than 0.48.2 (here: {get(f, 'packages.bitsandbytes') or 'not installed'}) and otherwise "
+         f"bitsandbytes 0.48.2 or newer (here: {get(f, 'packages.bitsandbytes') or 'not installed'}) and otherwise "
          "loads 16-bit weights without an error: the seeds planned ~40-50 GB for Qwen2.5-72B in 4-bit and got 135 GB "
          "(2.7x).",
          "Budget 2 bytes per parameter (72B -> ~135 GiB) and set model.load_in_4bit: false so the plan matches "
-         "what loads, or install a bitsandbytes > 0.48.2 built for this ROCm."),
+         "what loads, or install a bitsandbytes >= 0.48.2 built for this ROCm."),
     Rule("unsloth_zoo_missing", "warn", "unsloth is installed without unsloth_zoo",
          lambda f, s: bool(get(f, "unsloth.version")) and not get(f, "unsloth.zoo") and s.get("use_unsloth") is not False,
          lambda f, s: f"unsloth {get(f, 'unsloth.version')} is installed but unsloth_zoo is not: `import unsloth` "
@@ -290,8 +294,9 @@ RULES: list[Rule] = [
          lambda f, s: f"unsloth {get(f, 'unsloth.version')} declares requirements this Python misses: "
          f"{'; '.join(get(f, 'unsloth.unmet')[:4])}. Training runs on transformers + PEFT. (The challenge "
          "container's transformers 4.51.3 and trl 0.19.0 cannot host the kit's Unsloth.)",
-         "make setup-gpu in the kit's venv moves them to constraints-gpu.txt's pins there (the box's own "
-         "packages stay as they are); or keep the transformers + PEFT backend."),
+         "For transformers, trl, datasets and the like: make setup-gpu in the kit's venv moves them to "
+         "constraints-gpu.txt's pins there (the box's own stay as they are). For torch or triton (the box's build): "
+         "pin the Unsloth release that supports them in constraints-gpu.txt. Or keep transformers + PEFT."),
     Rule("accelerator_stack_changed", "fail", "the box's torch stack changed since make setup recorded it",
          lambda f, s: bool(get(f, "stack.changes")),
          lambda f, s: " ".join(get(f, "stack.changes")),

@@ -1,34 +1,22 @@
-"""The accelerator stack a box owns and what Unsloth asks of it: pins, wheel requirements, the install plan, the
-before/after comparison. Pure (no pip, no torch import), so every decision is tested on fabricated versions.
-
-Why: Unsloth's wheel declares torch, triton, bitsandbytes, xformers and torchao. A plain `pip install unsloth` on the
-ROCm container would put PyPI's triton over pytorch-triton-rocm (the seeds' `triton_key` ImportError) and could swap
-the ROCm torch for a CUDA one. Those packages belong to the box: the kit never installs or replaces them.
+"""What the pinned Unsloth wheels ask of a box: pins, the wheels' requirements, the install plan. Pure (no pip, no
+torch import), so every decision is tested on fabricated versions; the box's own stack is helpers.env.box.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 import zipfile
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from helpers.io import InputError, atomic_write_text
+from helpers.env.box import GUARDED, TRITON_PROVIDERS, canon, installed_versions  # noqa: F401  (re-exported)
+from helpers.io import InputError
 
-# Owned by the box (built for its ROCm/CUDA torch): reported, never installed or replaced by the kit.
-GUARDED = ("torch", "torchvision", "torchaudio", "triton", "pytorch-triton-rocm", "pytorch-triton", "bitsandbytes",
-           "xformers", "torchao")
-# The `triton` module comes from one of these distributions (ROCm wheels ship it as pytorch-triton-rocm).
-TRITON_PROVIDERS = ("triton", "pytorch-triton-rocm", "pytorch-triton")
 UNSLOTH = ("unsloth", "unsloth-zoo")
-# What a missing guarded package costs (Unsloth imports xformers, bitsandbytes and torchao only when present).
+# What a missing box package costs (Unsloth imports xformers, bitsandbytes and torchao only when present).
 MISSING_COST = {
     "triton": "Unsloth's kernels are Triton kernels: it will not import",
     "torchvision": "Unsloth's vision paths need it; text LoRA does not import it",
@@ -36,16 +24,11 @@ MISSING_COST = {
     "xformers": "Unsloth uses torch's SDPA attention instead",
     "torchao": "no torchao quantisation (the kit does not use it)",
 }
-BLOCKING_MISSING = ("torch", "triton")
-STACK_FILE = "kit-accelerator-stack.json"  # in the venv (sys.prefix), written by make setup
+# Box packages Unsloth cannot run without; the others only switch a feature off when absent or at another version.
+BLOCKING = ("torch", "triton")
 ROOT = Path(__file__).resolve().parents[2]
 GPU_PINS = ROOT / "constraints-gpu.txt"  # the Unsloth pins and the stack they need (make setup-gpu)
 KIT_PINS = ROOT / "constraints.txt"
-
-
-def canon(name: str) -> str:
-    """PyPI's canonical name: 'Unsloth_Zoo' -> 'unsloth-zoo'."""
-    return canonicalize_name(name)
 
 
 def public(version: str) -> Version | None:
@@ -95,11 +78,6 @@ def applicable(lines: list[str], environment: dict | None = None, source: str = 
     return out
 
 
-def installed_versions() -> dict[str, str]:
-    """{canonical name: version} of every distribution this interpreter sees."""
-    return {canon(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
-
-
 def have_version(name: str, installed: dict[str, str]) -> str | None:
     """The installed version that answers `name` (the triton module may come from pytorch-triton-rocm)."""
     name = canon(name)
@@ -141,14 +119,15 @@ class Plan:
 def _box_finding(req: Requirement, have: str | None) -> Finding:
     name, wants = canon(req.name), str(req.specifier) or "any version"
     if have is None:
-        blocking = name in BLOCKING_MISSING
+        blocking = name in BLOCKING
         line = (f"{name}: not installed; Unsloth wants {wants}. The kit never installs it (it must match this box's "
                 f"torch build): {MISSING_COST.get(name, 'Unsloth may not import without it')}.")
         return Finding(name, wants, None, blocking, line)
+    then = ("Pick the Unsloth release that supports it (constraints-gpu.txt) or keep the transformers + PEFT backend"
+            if name in BLOCKING else f"Unsloth runs without it: {MISSING_COST.get(name, 'a feature is off')}")
     line = (f"{name} {have} is outside Unsloth's {wants}: the kit will not replace it (it belongs to this box's torch "
-            "build). Pick the Unsloth release that supports it (constraints-gpu.txt) or keep the transformers + PEFT "
-            "backend.")
-    return Finding(name, wants, have, name in BLOCKING_MISSING or name == "triton", line)
+            f"build). {then}.")
+    return Finding(name, wants, have, name in BLOCKING, line)
 
 
 def merged(requirements: list[Requirement]) -> list[Requirement]:
@@ -193,65 +172,13 @@ def plan(requirements: list[Requirement], installed: dict[str, str], pins: dict[
 
 
 def unmet(requirements: list[Requirement], installed: dict[str, str]) -> list[str]:
-    """'transformers 4.51.3 (Unsloth wants >=4.52.4,...)' for each requirement the installed packages miss (a box
-    package Unsloth runs without, like xformers or bitsandbytes, only when it is there at a wrong version)."""
+    """'transformers 4.51.3 (Unsloth wants >=4.52.4,...)' for each requirement the installed packages miss that stops
+    Unsloth (a box package it runs without, like xformers or bitsandbytes, only switches a feature off: not counted)."""
     out = []
     for req in merged(requirements):
         name = canon(req.name)
         have = have_version(name, installed)
-        optional = name in GUARDED and name not in BLOCKING_MISSING and have is None
+        optional = name in GUARDED and name not in BLOCKING
         if name not in UNSLOTH and not optional and not satisfies(req, have):
             out.append(f"{name} {have or 'not installed'} (Unsloth wants {req.specifier or 'it'})")
     return out
-
-
-def guarded_versions(installed: dict[str, str]) -> dict[str, str]:
-    """The box's own packages as installed now: {name: version}."""
-    return {n: installed[n] for n in GUARDED if n in installed}
-
-
-def compare(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """One line with its fix for each box package that a step replaced, removed or added."""
-    lines = []
-    for name in sorted(set(before) | set(after)):
-        was, now = before.get(name), after.get(name)
-        if was == now:
-            continue
-        if was and now:
-            what = f"{name} was {was}, now {now}: pip replaced this box's build."
-            fix = f"`pip uninstall -y {name}` in the kit's venv (the box's own {was} shows through again when the " \
-                  f"venv was made with --system-site-packages), else reinstall {name}=={was} from your torch's index"
-        elif now:
-            what = f"{name} {now} was added beside this box's stack."
-            fix = f"`pip uninstall -y {name}`" + (" (the box's triton is " + ", ".join(
-                f"{p} {before[p]}" for p in TRITON_PROVIDERS if p in before) + ")" if name in TRITON_PROVIDERS and
-                any(p in before for p in TRITON_PROVIDERS) else "")
-        else:
-            what = f"{name} {was} was removed."
-            fix = f"reinstall {name}=={was} from your torch's index"
-        lines.append(f"{what} Fix: {fix}.")
-    return lines
-
-
-def stack_path(prefix: str | Path | None = None) -> Path:
-    """Where make setup recorded the box's stack: in the venv itself."""
-    return Path(prefix or sys.prefix) / STACK_FILE
-
-
-def record_stack(installed: dict[str, str], path: Path, *, overwrite: bool = False) -> bool:
-    """Write the box's stack once (the first make setup); True when written."""
-    if path.exists() and not overwrite:
-        return False
-    atomic_write_text(path, json.dumps({"guarded": guarded_versions(installed)}, indent=1, sort_keys=True) + "\n")
-    return True
-
-
-def stack_changes(path: Path, installed: dict[str, str]) -> list[str]:
-    """compare() against the recorded stack; [] when nothing was recorded (a venv made before this check)."""
-    if not path.exists():
-        return []
-    try:
-        recorded = json.loads(path.read_text())["guarded"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(path, None, "guarded", f"unreadable stack record ({exc}): delete it and rerun make setup")
-    return compare(recorded, guarded_versions(installed))

@@ -46,11 +46,8 @@ def rec_value(recommendation: dict | None, key: str, default: Any = None) -> Any
 def _unsloth_possible(env_info: dict | None) -> tuple[bool, str]:
     info = env_info or {}
     if "use_unsloth" not in info and isinstance(info.get("unsloth"), dict):  # env.collect_facts() record
-        gpu = info.get("backend") in ("rocm", "cuda")
-        importable = (info.get("unsloth") or {}).get("importable") is True
-        why = "GPU and Unsloth importable" if gpu and importable else (
-            "no GPU (Unsloth refuses to import on CPU)" if not gpu else "Unsloth is not importable here")
-        return gpu and importable, why
+        from helpers.env.rules import unsloth_choice  # the one backend rule, also behind env.recommend()
+        return unsloth_choice(info)
     value = rec_value(info, "use_unsloth")  # env.recommend() output: already decided from the facts
     if value is None:
         return False, "no environment facts: transformers is the safe default"
@@ -125,13 +122,20 @@ def import_unsloth() -> Any:
                            ) from exc
 
 
+# Keywords Unsloth reads from **kwargs rather than naming (get_peft_model forwards use_dora to LoraConfig;
+# tests/test_unsloth_wheel.py checks that against the pinned wheel).
+UNSLOTH_VIA_KWARGS = ("use_dora",)
+
+
 def call_checked(fn: Any, kwargs: dict, what: str) -> Any:
     """fn(**kwargs) after checking every keyword against fn's signature: an Unsloth release other than the pinned one
     may rename an argument, and this says so in one line instead of a TypeError deep in a notebook."""
     import inspect
     params = inspect.signature(fn).parameters  # follows functools.wraps to the real signature
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    unknown = [] if takes_any else [k for k in kwargs if k not in params]
+    # Both Unsloth calls take **kwargs, which would absorb a renamed argument silently (a dropped
+    # use_exact_model_name is a second 145 GB download): only the keywords known to travel through it pass.
+    unknown = [k for k in kwargs if k not in params and not (takes_any and k in UNSLOTH_VIA_KWARGS)]
     if unknown:
         raise RuntimeError(f"{what} of unsloth {package_version('unsloth')} takes no {', '.join(unknown)} (the kit was "
                            "checked against constraints-gpu.txt's pin). Fix: make setup-gpu, or set "
@@ -395,5 +399,5 @@ def load_adapter(base_model: Any, adapter_dir: str | Path, *, is_trainable: bool
 
 
 def unsloth_available() -> bool:
-    """Whether an `unsloth` distribution is installed (not imported: it refuses to import without a GPU)."""
+    """Whether an `unsloth` distribution is installed (not imported: the kit imports it only on a GPU)."""
     return importlib.util.find_spec("unsloth") is not None
