@@ -13,7 +13,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      (their words), puzzles.seat_solver (their solver, on puzzles.csp) and puzzles.seat_world
                      (the hidden world's plain-Python truths), puzzles.seat_parse (a seating text read back
                      into its puzzle, to prove questions another writer produced)),
-                     puzzles.kin_parse (the same for blood-relation texts),
+                     puzzles.kin_parse (the same for blood-relation texts), puzzles.blind (what options give away),
                      puzzles.kinship (pointing chains, coded relations, gender inference: the public face of
                      puzzles.kin_pointing, puzzles.kin_coded, puzzles.kin_gender, one a kind, on the shared
                      puzzles.kin_words (vocabulary, last checks) and puzzles.kin_facts (named facts by gender)):

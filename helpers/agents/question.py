@@ -4,8 +4,8 @@ Sources, per question: the question writer (a share of questions, kept only when
 proven, on a topic with generators, or vouched for by the kit's A-agent, on one without; helpers.agents.writer),
 the verified puzzle generators
 (every answer key proven by the solver), a team's own question bank for topics without a generator, and
-last a counted off-topic puzzle so the agent never goes silent. Answer letters come from shuffled
-blocks of A-D (any 4n consecutive questions hold n of each), unless a harness prompt names the letter.
+last a counted off-topic puzzle so the agent never goes silent. Each answer letter is drawn uniformly from A-D on its
+own (no blocks an opponent could count on), unless a harness prompt names the letter.
 
 Command line (helpers.agents.cli), with the harness's flags and files:
 `python -m helpers.agents question --output_file outputs/questions.json --num_questions 20 [--batch_size 5]
@@ -57,18 +57,14 @@ class QuestionAgent:
         self.rng = random.Random(f"qagent:{name}:{seed}")
         self.stats: Counter = Counter()
         self.puzzle_stats: dict = {}
-        self._letters: list[str] = []
         self._seen: set[str] = set()
         self._count = 0
 
     # ------------------------------------------------------------ schedules
     def next_letter(self) -> str:
-        """The next correct letter: shuffled blocks of A-D, so letters stay exactly balanced."""
-        if not self._letters:
-            block = list(LETTERS4)
-            self.rng.shuffle(block)
-            self._letters = block
-        return self._letters.pop()
+        """The next correct letter, drawn uniformly from A-D apart from every other (seeded): balanced over a match
+        in expectation and nothing to count on, where shuffled blocks of four gave every fourth key away."""
+        return self.rng.choice(LETTERS4)
 
     def topic_schedule(self, n: int) -> list[tuple[str, str]]:
         """n (topic, subtopic) pairs: every pair once per shuffled round, so topics stay balanced too."""

@@ -16,6 +16,8 @@ import math
 import random
 from collections import deque
 
+from helpers.puzzles import blind
+
 REL_WORDS = {"father": ("P", "m"), "mother": ("P", "f"), "son": ("C", "m"), "daughter": ("C", "f"),
              "brother": ("S", "m"), "sister": ("S", "f"), "husband": ("H", "m"), "wife": ("H", "f")}
 EDGE_WORDS = {"P": ("father", "mother", "parent"), "C": ("son", "daughter", "child"),
@@ -45,6 +47,14 @@ GENERATIONS = {1: 3, 2: 3, 3: 4}
 NOISE_FACTS = {1: 0, 2: 1, 3: 2}
 SPLIT_SIBLINGS = {1: 0.0, 2: 0.5, 3: 0.8}  # chance a sibling link is stated only through a shared parent
 WHO_SHARE = {1: 0.25, 2: 0.3, 3: 0.3}
+# How often a relation key should be the longest or the shortest option (blind.balanced targets) for each level's
+# keys to be so 1 time in 4 overall: some keys cannot take their share (no female word is longer than
+# "Great-granddaughter", none shorter than "Aunt" and "Wife") and level 3 asks the long great-* words often, so the
+# other keys make up for them. Each value solves: the mean over ~1,500 built keys of clamp(t, the rates that key's
+# vocabulary allows) = 1/4. Without them level 3 gave the longest rule 31% and the shortest 20% (800 puzzles).
+LENGTH_TARGETS = {1: {"shortest": 0.276, "longest": 0.309}, 2: {"shortest": 0.254, "longest": 0.362},
+                  3: {"shortest": 0.377, "longest": 0.140}}
+WHO_EXTRA = 6  # side facts a who-question may add for its distractors (3 sufficed for 3 people of either gender)
 
 
 def close(facts: list[list]) -> dict | None:
@@ -387,14 +397,21 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
         u = v
     known = {(a, b) for _, a, b in facts} | {(b, a) for _, a, b in facts}
     mentioned = [p for f in facts for p in f[1:]]
-    for extra in range(NOISE_FACTS[level] + 3):
-        # true side facts: noise by level, and enough other people for a who-question's three distractors
-        if extra >= NOISE_FACTS[level] and (question[0] != "who" or len(set(mentioned) - {x, y}) >= 3):
+    for extra in range(NOISE_FACTS[level] + WHO_EXTRA):
+        # true side facts: noise by level, and enough other people of the holder's gender for a who-question's three
+        # distractors (a name shows its gender: Alice is never a wrong "maternal grandfather")
+        peers = {p for p in mentioned if tree["gender"][p] == tree["gender"][x]} - {x, y}
+        if extra >= NOISE_FACTS[level] and (question[0] != "who" or len(peers) >= 3):
             break
-        a = rng.choice(sorted(set(mentioned)))
-        fresh = [(lab, b) for lab, b in tree_links(tree, a) if (a, b) not in known]
+        if extra < NOISE_FACTS[level]:
+            a = rng.choice(sorted(set(mentioned)))
+            fresh = [(a, lab, b) for lab, b in tree_links(tree, a) if (a, b) not in known]
+        else:  # a link to someone new of the holder's gender where there is one
+            fresh = [(a, lab, b) for a in sorted(set(mentioned)) for lab, b in tree_links(tree, a)
+                     if (a, b) not in known]
+            fresh = [f for f in fresh if f[2] not in mentioned and tree["gender"][f[2]] == tree["gender"][x]] or fresh
         if fresh:
-            lab, b = rng.choice(fresh)
+            a, lab, b = rng.choice(fresh)
             facts.append(tree_fact(tree, lab, a, b, rng.choice((a, b))))
             known |= {(a, b), (b, a)}
             mentioned.append(b)
@@ -421,25 +438,21 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
     proven = possible_answers(puzzle)
     if proven != {truth}:
         return reject("undetermined" if not proven or len(proven) > 1 else "solver_disagrees")
-    distractors = _distractors(puzzle, truth, key, tree["gender"][x], rng)
+    distractors = _distractors(puzzle, truth, key, tree["gender"][x], rng, tree["gender"], level)
     if len(distractors) < 3:
         return reject("few_distractors")
     return {"puzzle": puzzle, "answer": truth, "distractors": distractors}
 
 
-def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random) -> list[str]:
-    """Three wrong choices: other relation words (nearby ones, the other gender), or other people in the facts."""
+def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random, gender: dict[str, str],
+                 level: int) -> list[str]:
+    """Three wrong choices of the asked person's gender (a name shows it): relation words (nearby relations and every
+    other), or other people in the facts; picked by blind.balanced so that no option-only rule finds the key."""
     q = puzzle["question"]
     if q[0] == "who":
-        seen = []
-        for _, a, b in puzzle["facts"]:
-            seen += [p for p in (a, b) if p not in seen and p not in (truth, q[2])]
-        return rng.sample(seen, min(3, len(seen)))
+        seen = list(dict.fromkeys(p for _, a, b in puzzle["facts"] for p in (a, b) if p not in (truth, q[2])))
+        return blind.balanced(truth, [p for p in seen if gender[p] == ROLES[q[1]][2]], rng)
     i = 0 if g == "m" else 1
-    out = [TERMS[key][1 - i]] if TERMS[key][0] != TERMS[key][1] and rng.random() < 0.7 else []
-    near = [TERMS[k][i] for k in NEAR[key]]
-    rng.shuffle(near)
-    for t in near + [TERMS[k][i] for k in sorted(TERMS)]:
-        if t != truth and t not in out and len(out) < 3:
-            out.append(t)
-    return out
+    near = {TERMS[k][i]: 3.0 for k in NEAR[key]}  # nearby relations three times likelier, as in kin_words.NEAR_WEIGHT
+    return blind.balanced(truth, [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth], rng, weights=near,
+                          target=LENGTH_TARGETS[level])

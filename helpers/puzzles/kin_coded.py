@@ -1,14 +1,17 @@
 """The "family_coded" kind: "P # Q means P is the father of Q; ..." then "If A # B @ C, how is A related to C?".
 
 An expression "A # B @ C" decodes to the named facts A # B and B @ C (kin_facts solves them); a which-question
-asks which of four near-miss expressions means a given relation. The generator walks the hidden tree.
+asks which of four expressions over the same people means a given relation (the others mean other relations). The
+generator walks the hidden tree.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
+from helpers.puzzles import blind
 from helpers.puzzles import family as fam
 from helpers.puzzles.kin_facts import NEUTRAL_OF, gender_models, path_lines, proven_genders, relation_terms, rename
 from helpers.puzzles.kin_words import GENS, INV, UNNAMED, VOCAB, Kind, check, near_terms, reject, term_for
@@ -23,6 +26,14 @@ WHICH_ASK = ("Which expression means {a} is {b}'s {t}?", "Which expression shows
 CODE_COUNT = {1: 4, 2: 5, 3: 6}
 CODE_LINKS = {1: 2, 2: 3, 3: 4}
 WHICH_SHARE = {1: 0.0, 2: 0.3, 3: 0.4}
+# How often a relation key should be the shortest or the longest option (blind.balanced targets) for each level's keys
+# to be so 1 time in 4 overall: "Son" is always the shortest male word, "Uncle" never the longest, and level 1 asks
+# such one-link words often (16% of its keys cannot help being the shortest), so the other keys make up for them.
+# Each value solves: the mean over ~1,000-1,500 built keys of clamp(t, the rates that key's vocabulary allows) = 1/4.
+# Without them level 1 gave the shortest rule 35% and the longest 17% (800 puzzles).
+LENGTH_TARGETS = {1: {"shortest": 0.127, "longest": 0.319}, 2: {"shortest": 0.206, "longest": 0.304},
+                  3: {"shortest": 0.299, "longest": 0.257}}
+WHICH_POOL = 12  # valid wrong expressions to choose three from: 220 triples, enough to balance the key's ranks
 
 
 def _expr_text(tokens: list[str]) -> str:
@@ -150,37 +161,29 @@ def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, st
         a, b = b, a  # ask the reverse: the last person's gender follows only from the partner's word
     p.update(expr=tokens, question=["relation", letter[a], letter[b]])
     truth = term_for(fam.true_relation(tree, a, b), tree["gender"][a])
-    return check(p, truth, near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth}), stats, CODED)
+    distractors = near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth},
+                             target=LENGTH_TARGETS[level])
+    return check(p, truth, distractors, stats, CODED)
 
-
-
-def _mutations(tokens: list[str], symbols: list[str]) -> list[list[str]]:
-    """Near-miss expressions: one symbol changed, the symbols reversed or two swapped."""
-    out = []
-    for i in range(1, len(tokens), 2):
-        out += [tokens[:i] + [s] + tokens[i + 1:] for s in symbols if s != tokens[i]]
-    syms = tokens[1::2]
-    for order in (syms[::-1], syms[1:] + syms[:1]):
-        t = tokens[:]
-        t[1::2] = order
-        out.append(t)
-    return out
 
 
 def _wrong_options(rng: random.Random, codes: list[list[str]], tokens: list[str], target: str) -> list[list[str]]:
-    """Three near-miss expressions the solver proves do not mean the target, ones naming another relation first."""
+    """Three expressions over the same people that the solver proves name another relation: valid codes of other
+    plausible relations (any symbols of the table, not edits of the key), picked by blind.balanced so that neither a
+    position-wise majority nor similarity finds the key."""
     a, b = tokens[0], tokens[-1]
-    near: list[list[str]] = []
-    far: list[list[str]] = []
-    cands = _mutations(tokens, [s for s, _ in codes])
-    rng.shuffle(cands)
-    for c in cands:
-        terms = relation_terms(gender_models(expr_facts(codes, c)), b, a)
-        if terms != {target} and _expr_text(c) not in map(_expr_text, near + far):
-            (near if len(terms) == 1 and UNNAMED not in terms else far).append(c)
-        if len(near) >= 3:
-            break
-    return (near + far)[:3]
+    seqs = list(itertools.product([s for s, _ in codes], repeat=len(tokens) // 2))
+    rng.shuffle(seqs)
+    valid: list[str] = []
+    for seq in seqs:
+        cand = tokens[:]
+        cand[1::2] = seq
+        terms = relation_terms(gender_models(expr_facts(codes, cand)), b, a)
+        if len(terms) == 1 and UNNAMED not in terms and terms != {target}:
+            valid.append(_expr_text(cand))
+            if len(valid) >= WHICH_POOL:
+                break
+    return [t.split() for t in blind.balanced(_expr_text(tokens), valid, rng)]
 
 
 def _finish_which(rng: random.Random, tree: dict, p: dict, path: list[str], tokens: list[str],

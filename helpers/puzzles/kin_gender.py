@@ -10,10 +10,11 @@ import itertools
 import math
 import random
 
+from helpers.puzzles import blind
 from helpers.puzzles import family as fam
 from helpers.puzzles.kin_facts import (NEUTRAL, NEUTRAL_OF, gender_models, path_lines, proven_genders, rel_key,
                                        relation_terms, rename, stated_genders)
-from helpers.puzzles.kin_words import (ASK, GENS, OPP, UNNAMED, VOCAB, Kind, accept, check, near_terms, reject,
+from helpers.puzzles.kin_words import (ASK, GENS, NEAR, NEAR_WEIGHT, OPP, UNNAMED, VOCAB, Kind, accept, check, reject,
                                        term_for)
 
 CBD = "Cannot be determined"
@@ -25,7 +26,13 @@ GENDER_KEYS = {1: ("uncle", "nephew", "grandparent", "grandchild", "parent-in-la
 NEUTRAL_SHARE = {1: 0.3, 2: 0.45, 3: 0.6}  # chance a fact is worded without gender
 NOISE = {1: 0, 2: 1, 3: 2}  # true side facts that the answer does not need
 TRUE_SHARE = {1: 0.0, 2: 0.3, 3: 0.5}  # "which statement is definitely true?"
-CBD_SHARE = 0.3
+CBD_SHARE = 0.25  # "Cannot be determined" keys 1 relation question in 4, as often as any other option (was 0.3)
+# A determined key's chance of being each blind rule's pick. CBD is always an option (the trap for a reader who infers
+# no gender) and always the longest; the other two are the opposite-gender word (the trap this kind tests) or another
+# relation's pair. A CBD key (1 in 4) comes with its own pair and is never the most similar nor the shortest, so a
+# determined key is each of those rules' pick 1 time in 3: 1 in 4 overall.
+DETERMINED_TARGET = {"most_similar": 1 / 3, "gender_pair": 1 / 3, "shortest": 1 / 3, "longest": 0.0}
+TRUE_KEYS = 8  # possible keys of a which-is-true question whose reach sets its rates (each costs ~3 ms)
 GENDER_INTROS = ("", "In a family: ", "Of a family's members: ")
 TRUE_ASK = ("Which statement is definitely true?", "Which of the following must be true?",
             "Which is definitely true?")
@@ -221,16 +228,17 @@ def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, st
     """A relation question: the inferred word, or "Cannot be determined" with both gendered words as traps."""
     key = fam.true_relation(tree, x, y)
     proven = possible_gender(p)
+    near = {term_for(k, s): NEAR_WEIGHT for k in NEAR.get(key, ()) for s in "mf"}
     if proven == {CBD}:
         models = gender_models(p["facts"])
         if rel_key(models[0], p["question"][2], p["question"][1]) != key:
             return reject(stats, "solver_disagrees")
-        distractors = [term_for(key, "m"), term_for(key, "f")] + near_terms(key, tree["gender"][x], rng,
-                                                                        {term_for(key, "m"), term_for(key, "f")})[:1]
-        return accept(p, CBD, distractors, stats, GENDER)
+        pair = [term_for(key, "m"), term_for(key, "f")]
+        return accept(p, CBD, pair + [rng.choice(sorted(near))], stats, GENDER)
     truth = term_for(key, tree["gender"][x])
-    # the opposite-gender word is the trap this kind tests: the solver proves it wrong through the inferred gender
-    distractors = [CBD, term_for(key, OPP[tree["gender"][x]])] + near_terms(key, tree["gender"][x], rng, {truth})[:1]
+    others = [term_for(k, s) for k in sorted(fam.TERMS) if k != key for s in "mf"]
+    distractors = blind.balanced(truth, [term_for(key, OPP[tree["gender"][x]])] + others, rng, fixed=[CBD],
+                                 target=DETERMINED_TARGET, weights=near)
     return check(p, truth, distractors, stats, GENDER)
 
 
@@ -258,13 +266,15 @@ def _finish_true(rng: random.Random, tree: dict, p: dict, name: dict, stats: dic
     if not sure:
         return reject(stats, "nothing_inferred")
     answer = rng.choice(sure)
-    traps = [st for i, st in enumerate(cands) if status[i] == {True, False}]  # possible, never forced
-    wrong = [st for i, st in enumerate(cands) if status[i] == {False} and st[1] == answer[1]]
-    rng.shuffle(traps)
-    rng.shuffle(wrong)
-    picked = traps[:2] + wrong
-    distractors = list(dict.fromkeys(_statement_text(s) for s in picked))[:3]
-    options = [answer] + [s for s in picked if _statement_text(s) in distractors][:3]
+    # wrong options: statements possible but not forced (traps) and statements false in every model (each one the
+    # gender counterpart of a true one), picked by blind.balanced so that no option-only rule finds the key. The key
+    # is any of `sure` alike, so the rates are set for that draw: a short "X is male" beside long statements is always
+    # the shortest, and the other keys make up for it (without this: shortest 21%, longest 26% over 490 questions).
+    wrong = {_statement_text(st): st for i, st in enumerate(cands) if status[i] != {True}}
+    keys = sorted(_statement_text(st) for st in sure)
+    target = blind.vocabulary_targets(rng.sample(keys, min(len(keys), TRUE_KEYS)), sorted(wrong))
+    distractors = blind.balanced(_statement_text(answer), sorted(wrong), rng, target=target)
+    options = [answer] + [wrong[t] for t in distractors]
     rng.shuffle(options)
     p.update(question=["true"], options=options, ask=rng.randrange(len(TRUE_ASK)))
     if not _tree_agrees(tree, answer, name):

@@ -56,6 +56,13 @@ OPENINGS = (
     ('Pointing to {a} in the street, {S} told {sp} friend, "{stmt}"', False, True, False, ""),
     ('Looking at a portrait, {S} told {sp} friend, "{stmt}"', True, True, False, "portrait"),
 )
+# How often a key should be the shortest or the longest option (blind.balanced targets) for each level's keys to be so
+# 1 time in 4 overall: "Son" is always the shortest male word and "Aunt", "Uncle" never the longest, and the levels
+# ask such one-link words often (10-14% of keys at levels 2-3 cannot help being the shortest), so the other keys make
+# up for them. Each value solves: the mean over 1,500 built keys of clamp(t, the rates that key's vocabulary allows)
+# = 1/4. Without them the shortest rule got 30% and the longest 21% over the three levels (2,400 puzzles).
+LENGTH_TARGETS = {1: {"shortest": 0.228, "longest": 0.280}, 2: {"shortest": 0.174, "longest": 0.325},
+                  3: {"shortest": 0.156, "longest": 0.266}}
 WITH_PRONOUN = {0: 2, 1: 7, 3: 5, 4: 6}  # the same scene with the speaker's gender said ("his friend")
 
 
@@ -600,7 +607,8 @@ def _finish_pointing(rng: random.Random, p: dict, true_only: list[bool], truth: 
         return reject(stats, "too_plain")  # level 3: "only" must decide, or a great-grandparent be reached
     if level == 2 and not any(w in INLAW for w, _ in p["chain"]) and p.get("rel") not in ("husband", "wife"):
         return reject(stats, "no_in_law")
-    distractors = near_terms(key, g, rng, {truth})
+    # only level 3 asks "Himself" (~4% of its keys)
+    distractors = near_terms(key, g, rng, {truth}, with_self=level == 3, target=LENGTH_TARGETS[level])
     return accept(p, truth, distractors, stats, POINTING)
 
 

@@ -1,0 +1,291 @@
+"""Blind strategies: what an opponent scores from the four options (or the order of keys) without reading a clue.
+
+Each option strategy scores the choices' text alone and bets on the top score (ties broken by the caller's rng): the
+option most similar to the other three, the longest, the shortest, one of a male/female counterpart pair ("Great-uncle
+| Great-aunt"), and the position-wise majority over coded expressions ("A # B @ C"). The letter strategies see only
+the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current aligned block of
+four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters() measure that
+(tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators' side: it picks
+three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4.
+
+No helpers import: the puzzle families import this module, so it imports none of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import itertools
+import math
+import random
+import re
+from collections import Counter
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+LETTERS = "ABCD"
+Scores = Callable[[Sequence[str]], list[float]]
+
+# Male/female counterparts, lower case, swapped part by part ("Great-grandfather" -> "Great-grandmother",
+# "Father-in-law" -> "Mother-in-law"); the statements' "male"/"female" too, so "R is T's uncle" | "R is T's aunt" pair.
+_PAIRS = (("father", "mother"), ("son", "daughter"), ("brother", "sister"), ("husband", "wife"), ("uncle", "aunt"),
+          ("nephew", "niece"), ("grandfather", "grandmother"), ("grandson", "granddaughter"), ("himself", "herself"),
+          ("male", "female"), ("he", "she"), ("his", "her"), ("man", "woman"))
+COUNTERPART = {**dict(_PAIRS), **{f: m for m, f in _PAIRS}}
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def counterpart(option: str) -> str:
+    """The option with every gendered word swapped for its counterpart ("Great-uncle" -> "Great-aunt")."""
+    def swap(m: re.Match) -> str:
+        word = m.group(0)
+        other = COUNTERPART.get(word.lower())
+        if other is None:
+            return word
+        return other.capitalize() if word[0].isupper() else other
+    return _WORD.sub(swap, option)
+
+
+def similarity(a: str, b: str) -> float:
+    """difflib's character ratio, 0-1, taken in one order so that it is symmetric (and computed once per pair)."""
+    return _ratio(a, b) if a <= b else _ratio(b, a)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ratio(a: str, b: str) -> float:
+    """difflib's character ratio of a against b."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _paired(a: str, b: str) -> bool:
+    """Whether two options are each other's male/female counterpart ("Uncle" and "Aunt")."""
+    return a != b and (counterpart(a) == b or counterpart(b) == a)
+
+
+def similar_scores(options: Sequence[str]) -> list[float]:
+    """Each option's summed similarity to the other three: the key is on top when distractors are edits of it."""
+    return [sum(similarity(o, p) for j, p in enumerate(options) if j != i) for i, o in enumerate(options)]
+
+
+def longest_scores(options: Sequence[str]) -> list[float]:
+    """Characters per option."""
+    return [float(len(o)) for o in options]
+
+
+def shortest_scores(options: Sequence[str]) -> list[float]:
+    """Minus the characters per option."""
+    return [-float(len(o)) for o in options]
+
+
+def pair_scores(options: Sequence[str]) -> list[float]:
+    """1 for the two options of the one male/female counterpart pair, when exactly one exists; else all 0 (a guess)."""
+    pairs = [(i, j) for i, j in itertools.combinations(range(len(options)), 2) if _paired(options[i], options[j])]
+    return [float(len(pairs) == 1 and i in pairs[0]) for i in range(len(options))]
+
+
+def majority_scores(options: Sequence[str]) -> list[float]:
+    """Positions (of the space-split tokens) where an option holds the most common token; a position where no
+    token repeats votes for nobody."""
+    rows = [o.split() for o in options]
+    votes = [0.0] * len(options)
+    for pos in range(min(map(len, rows))):
+        counts = Counter(r[pos] for r in rows)
+        top = max(counts.values())
+        if top > 1:
+            for i, r in enumerate(rows):
+                votes[i] += counts[r[pos]] == top
+    return votes
+
+
+OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
+                                        "shortest": shortest_scores, "gender_pair": pair_scores,
+                                        "coded_majority": majority_scores}
+
+
+def pick(scores: Sequence[float], rng: random.Random) -> int:
+    """The index of the top score, ties broken at random (so a tie never favours a position)."""
+    best = max(scores)
+    return rng.choice([i for i, s in enumerate(scores) if s == best])
+
+
+def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
+    """Each option strategy's hit rate over records ({"choices", "answer": index})."""
+    hits: Counter = Counter()
+    for rec in records:
+        for name, scores in OPTION_STRATEGIES.items():
+            hits[name] += pick(scores(rec["choices"]), rng) == rec["answer"]
+    return {name: hits[name] / max(1, len(records)) for name in OPTION_STRATEGIES}
+
+
+# ---- letter strategies: the keys in the order they were asked ---------------------------------------------------
+
+def always_a(letters: Sequence[str], rng: random.Random) -> list[str]:
+    """Bet A on every question."""
+    return ["A"] * len(letters)
+
+
+def unused_in_block(letters: Sequence[str], rng: random.Random) -> list[str]:
+    """Bet a letter not yet keyed in the current aligned block of four (uniform among those left): with keys dealt in
+    shuffled blocks the fourth is free and the others better than chance (1/4 + 1/3 + 1/2 + 1) / 4 = 52%."""
+    out = []
+    for i in range(len(letters)):
+        used = set(letters[i - i % 4:i])
+        out.append(rng.choice([c for c in LETTERS if c not in used] or list(LETTERS)))
+    return out
+
+
+LETTER_STRATEGIES: dict[str, Callable[[Sequence[str], random.Random], list[str]]] = {
+    "always_a": always_a, "unused_in_block": unused_in_block}
+
+
+def play_letters(letters: Sequence[str], rng: random.Random) -> dict[str, float]:
+    """Each letter strategy's hit rate over a sequence of keys."""
+    return {name: sum(a == b for a, b in zip(bet(letters, rng), letters)) / max(1, len(letters))
+            for name, bet in LETTER_STRATEGIES.items()}
+
+
+def permuted_blocks(letters: Sequence[str]) -> float:
+    """The share of aligned blocks of four keys holding A, B, C and D once each: 4!/4^4 = 9.4% for independent
+    uniform keys, 100% for keys dealt in shuffled blocks."""
+    blocks = [sorted(letters[i:i + 4]) for i in range(0, len(letters) - 3, 4)]
+    return sum(b == list(LETTERS) for b in blocks) / max(1, len(blocks))
+
+
+# ---- the generators' side: distractors no strategy can tell from the key -------------------------------------------
+
+MAX_POOL = 16  # candidates per question (every relation word of one gender fits): at most 560 triples, ~3 ms
+STEPS = 40  # Newton steps of calibrate() at most; ~10 reach every attainable rate
+SOFT = 1000.0  # a rate no triple reaches (no male word is shorter than "Son") costs its log-weight^2 / (2 SOFT)
+
+
+def _tables(items: Sequence[str]) -> dict[str, np.ndarray]:
+    """Pairwise tables over items: similarity, lengths, counterpart pairs, and token equality per position."""
+    n = len(items)
+    toks = [o.split() for o in items]
+    width = max(map(len, toks))
+    same = np.zeros((width, n, n), bool)
+    for i, j in itertools.product(range(n), repeat=2):
+        for pos in range(min(len(toks[i]), len(toks[j]))):
+            same[pos, i, j] = toks[i][pos] == toks[j][pos]
+    sim = np.array([[0.0 if i == j else similarity(a, b) for j, b in enumerate(items)] for i, a in enumerate(items)])
+    pair = np.array([[_paired(a, b) for b in items] for a in items])
+    return {"sim": sim, "len": np.array([len(o) for o in items], float), "pair": pair, "same": same,
+            "tokens": np.array([len(t) for t in toks])}
+
+
+def _chance(scores: np.ndarray) -> np.ndarray:
+    """Per row of option scores (column 0 the key): the chance a top-score pick with random ties takes the key."""
+    top = scores.max(axis=1, keepdims=True)
+    at_top = np.isclose(scores, top, rtol=0, atol=1e-9)
+    return at_top[:, 0] / at_top.sum(axis=1)
+
+
+def hit_chances(items: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """For each row of 4 indices into items (the key first), each strategy's chance of picking the key: the same
+    scores as OPTION_STRATEGIES, computed for every candidate row at once."""
+    t = _tables(items)
+    grid = (rows[:, :, None], rows[:, None, :])
+    pairs = t["pair"][grid]
+    counts = t["same"][(slice(None),) + grid].sum(axis=-1)  # position x row x option: options sharing its token
+    shared = np.arange(t["same"].shape[0])[:, None] < t["tokens"][rows].min(axis=1)[None, :]
+    top = counts.max(axis=-1)
+    votes = ((counts == top[..., None]) & ((top > 1) & shared)[..., None]).sum(axis=0)
+    one_pair = pairs.sum(axis=(1, 2)) == 2  # a pair is counted from both ends
+    return {"most_similar": _chance(t["sim"][grid].sum(axis=-1)), "longest": _chance(t["len"][rows]),
+            "shortest": _chance(-t["len"][rows]), "gender_pair": _chance(pairs.any(axis=-1) & one_pair[:, None]),
+            "coded_majority": _chance(votes.astype(float))}
+
+
+def calibrate(hits: np.ndarray, target: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The distribution over candidates closest to `base` (relative entropy) whose expected hit rates (hits:
+    candidates x strategies) are `target`; a rate no candidate reaches is approached as far as it goes.
+
+    Newton with backtracking on the dual, log sum(base * exp(hits @ lam)) - lam @ target + |lam|^2 / (2 SOFT): the
+    last term keeps it bounded when a target is out of reach, at a cost of |lam| / SOFT (~0.001) on the others."""
+    log_base = np.log(base)
+
+    def dual(lam: np.ndarray) -> tuple[float, np.ndarray]:
+        logits = log_base + hits @ lam
+        top = logits.max()
+        w = np.exp(logits - top)
+        return top + math.log(w.sum()) - lam @ target + lam @ lam / (2 * SOFT), w / w.sum()
+    lam = np.zeros(hits.shape[1])
+    value, q = dual(lam)
+    for _ in range(STEPS):
+        mean = q @ hits
+        grad = mean - target + lam / SOFT
+        if np.abs(grad).max() < 1e-4:
+            break
+        hess = (hits * q[:, None]).T @ hits - np.outer(mean, mean) + np.eye(len(lam)) / SOFT
+        step = -np.linalg.solve(hess, grad)
+        for _ in range(40):  # halve until the dual falls enough (Armijo)
+            new_value, new_q = dual(lam + step)
+            if new_value <= value + 1e-4 * (grad @ step):
+                break
+            step /= 2
+        lam, value, q = lam + step, new_value, new_q
+    return q
+
+
+def spread(pool: Sequence[str], rng: random.Random | None = None) -> list[str]:
+    """At most MAX_POOL candidates, spread over the lengths (so the key can take any length rank the pool allows),
+    from a random offset (or the first, without rng)."""
+    if len(pool) <= MAX_POOL:
+        return list(pool)
+    ordered = sorted(pool, key=lambda p: (len(p), rng.random() if rng else p))
+    start = rng.random() * len(pool) / MAX_POOL if rng else 0.0
+    return [ordered[int(start + i * len(pool) / MAX_POOL)] for i in range(MAX_POOL)]
+
+
+def vocabulary_targets(keys: Sequence[str], pool: Sequence[str]) -> dict[str, float]:
+    """Per strategy, the chance to give a key that can take it, so that with every one of `keys` equally likely the
+    key (its distractors from the rest of `pool`) each strategy picks the key 1 time in 4: keys that cannot take
+    their share (a short statement beside long ones is always the shortest) hand it to the others."""
+    spans: dict[str, list[tuple[float, float]]] = {name: [] for name in OPTION_STRATEGIES}
+    for key in keys:
+        items = [key] + spread([p for p in pool if p != key])
+        rows = np.array([[0, *t] for t in itertools.combinations(range(1, len(items)), 3)])
+        for name, chance in hit_chances(items, rows).items():
+            spans[name].append((float(chance.min()), float(chance.max())))
+    return {name: _share(span) for name, span in spans.items()}
+
+
+def _share(spans: Sequence[tuple[float, float]]) -> float:
+    """The t whose clamp into each (low, high) span averages 1/4: 1/4 itself when it does (every span reaching it, or
+    a rule that never looks at these options), else by bisection (the nearest end if no t does)."""
+    def mean(t: float) -> float:
+        return sum(min(max(t, a), b) for a, b in spans) / len(spans)
+    if abs(mean(0.25) - 0.25) < 1e-9:
+        return 0.25
+    low, high = 0.0, 1.0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if mean(mid) < 0.25 else (low, mid)
+    return round((low + high) / 2, 4)
+
+
+def balanced(key: str, pool: Sequence[str], rng: random.Random, *, fixed: Sequence[str] = (),
+             target: Mapping[str, float] | None = None, weights: Mapping[str, float] | None = None) -> list[str]:
+    """Three wrong options: `fixed` plus picks from `pool`, drawn so that each strategy picks the key with chance
+    target[name] (default 1/4, chance) whatever the key looks like: the triple is drawn from calibrate() over every
+    triple, from base weights (the product of weights[option], default 1: e.g. nearby relations preferred).
+
+    Every candidate must already be proven wrong; fewer candidates than places give what there is.
+    """
+    pool = [p for p in dict.fromkeys(pool) if p != key and p not in fixed]
+    need = 3 - len(fixed)
+    if need <= 0 or len(pool) <= need:
+        return list(fixed)[:3] + pool[:max(0, need)]
+    pool = spread(pool, rng)
+    items = [key, *fixed, *pool]
+    triples = list(itertools.combinations(range(1 + len(fixed), len(items)), need))
+    rows = np.array([[0, *range(1, 1 + len(fixed)), *t] for t in triples])
+    chances = hit_chances(items, rows)
+    names = list(OPTION_STRATEGIES)
+    goal = np.array([(target or {}).get(name, 0.25) for name in names])
+    base = np.array([math.prod((weights or {}).get(items[i], 1.0) for i in t) for t in triples])
+    q = calibrate(np.stack([chances[name] for name in names], axis=1), goal, base)
+    picked = rng.choices(triples, weights=q.tolist())[0]
+    return list(fixed) + [items[i] for i in picked]

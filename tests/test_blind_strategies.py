@@ -1,0 +1,185 @@
+"""Blind strategies (helpers.puzzles.blind) played against every family and level: none may beat chance.
+
+An opponent who never reads a clue still sees the four options and the order of the keys. Each strategy here is one
+the issue measured (most similar option, longest, shortest, gender pair, coded majority; always A, the letter a block
+of four has not used yet) and every one must score 1 in 4, within the binomial noise of the sample.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import puzzles
+from helpers.agents import topics as topics_mod
+from helpers.agents.question import QuestionAgent
+from helpers.puzzles import blind
+from helpers.puzzles import family as puzzles_family
+from helpers.puzzles.kin_coded import expr_facts
+from helpers.puzzles.kin_facts import gender_models, relation_terms
+
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Per level: the fast families (a few ms a puzzle) 200, the exact-solver seating families (~0.1-0.3 s a puzzle) 40,
+# so the whole sample builds in ~40 s on one core: 600 and 120 questions per family.
+PER_LEVEL = {kind: 200 if kind in puzzles.FAST_KINDS else 40 for kind in puzzles.KINDS}
+# 3.5 binomial standard errors of a 1-in-4 rate: 6.2 points at 600 questions, 13.8 at 120. Two-sided, because a rule
+# that finds the key less often than chance gives its complement away ("never the longest" scores (1 - p) / 3). The
+# sample is seeded, so a pass stays a pass; 3.5 rather than 3 because 60 rates (12 families x 5 strategies) at 3 sigma
+# (0.27% each) would fail a change that leaks nothing ~1 time in 6; at 3.5 (0.047% each) ~1 in 36.
+Z = 3.5
+# Per level (the fast families only) a looser 4 sigma (12.2 points at 200): 90 more rates, ~1 false alarm in 170.
+Z_LEVEL = 4.0
+
+
+def tolerance(n: int, z: float = Z) -> float:
+    """z binomial standard errors of a 1-in-4 hit rate over n questions."""
+    return z * math.sqrt(0.25 * 0.75 / n)
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, list[dict]]:
+    """Every family's questions, its levels cycling (puzzles.generate, as the data build makes them)."""
+    return {kind: puzzles.generate(3 * PER_LEVEL[kind], seed=26, kinds=(kind,), workers=1) for kind in puzzles.KINDS}
+
+
+@pytest.mark.parametrize("kind", puzzles.KINDS)
+def test_no_option_strategy_beats_chance(records, kind):
+    recs = records[kind]
+    rates = blind.play(recs, random.Random(f"blind:{kind}"))
+    tol = tolerance(len(recs))
+    off = {name: round(rate, 3) for name, rate in rates.items() if abs(rate - 0.25) > tol}
+    assert not off, f"{kind}: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
+
+
+@pytest.mark.parametrize("kind", puzzles.FAST_KINDS)
+def test_no_option_strategy_beats_chance_at_any_level(records, kind):
+    for level in puzzles.LEVELS:
+        recs = [r for r in records[kind] if r["puzzle"]["level"] == level]
+        rates = blind.play(recs, random.Random(f"blind:{kind}:{level}"))
+        tol = tolerance(len(recs), Z_LEVEL)
+        off = {name: round(rate, 3) for name, rate in rates.items() if abs(rate - 0.25) > tol}
+        assert not off, f"{kind} level {level}: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
+
+
+def test_the_q_agents_key_letters_give_nothing_away():
+    """4,000 keys from ten seeds: always A and "the letter this block of four has not used" both score chance, and
+    blocks holding A-D once are as rare as for independent keys (4!/4^4 = 9.4%, sigma 0.9 points over 1,000)."""
+    topics = topics_mod.read_topics(ROOT / "data" / "topics.json")
+    letters = []
+    for seed in range(10):
+        agent = QuestionAgent(object(), topics, seed=seed)  # next_letter needs no tokenizer
+        letters += [agent.next_letter() for _ in range(400)]
+    rates = blind.play_letters(letters, random.Random("letters"))
+    assert all(abs(rate - 0.25) <= tolerance(len(letters)) for rate in rates.values()), rates
+    assert abs(blind.permuted_blocks(letters) - 24 / 256) <= Z * math.sqrt(0.094 * 0.906 / 1000)
+
+
+def test_options_differ_from_each_other_as_much_as_from_the_key(records):
+    """Kinship distractors are no longer edits of the key: its mean similarity to them is within 0.04 of theirs to
+    each other (measured 0.27 / 0.26 for family, 0.30 / 0.28 pointing, 0.41 / 0.40 coded, 0.38 / 0.38 gender)."""
+    for kind in ("family",) + puzzles.KINDS[-3:]:
+        to_key, between = [], []
+        for rec in records[kind]:
+            c, k = rec["choices"], rec["answer"]
+            to_key += [blind.similarity(c[k], c[j]) for j in range(4) if j != k]
+            between += [blind.similarity(c[i], c[j]) for i, j in itertools.combinations(range(4), 2)
+                        if k not in (i, j)]
+        assert abs(np.mean(to_key) - np.mean(between)) < 0.04, (kind, np.mean(to_key), np.mean(between))
+
+
+def test_family_options_share_the_asked_persons_gender(records):
+    """A name shows its gender, so no wrong option is a word or a person of the other one."""
+    male = {m for m, f in puzzles_family.TERMS.values() if m != f}
+    female = {f for m, f in puzzles_family.TERMS.values() if m != f}
+    gender = dict(puzzles.NAMES)
+    for rec in records["family"]:
+        q, choices = rec["puzzle"]["question"], set(rec["choices"])
+        if q[0] == "who":
+            assert {gender[c] for c in choices} == {puzzles_family.ROLES[q[1]][2]}, rec["choices"]
+        else:
+            assert not (choices & male and choices & female), rec["choices"]
+
+
+def test_coded_wrong_expressions_are_valid_codes_of_other_relations(records):
+    """Every wrong option decodes to one consistent, named relation other than the target (no broken codes), and
+    the options differ from the key in as many symbols as from each other."""
+    from_key, between, seen = [], [], 0
+    for rec in records["family_coded"]:
+        p = rec["puzzle"]
+        if p["question"][0] != "which":
+            continue
+        seen += 1
+        _, a, b, target = p["question"]
+        for i, option in enumerate(rec["choices"]):
+            terms = relation_terms(gender_models(expr_facts(p["codes"], option.split())), b, a)
+            assert len(terms) == 1 and (terms == {target}) == (i == rec["answer"]), (option, terms, target)
+        syms = [c.split()[1::2] for c in rec["choices"]]
+        k = rec["answer"]
+        from_key += [sum(x != y for x, y in zip(syms[k], syms[j])) for j in range(4) if j != k]
+        between += [sum(x != y for x, y in zip(syms[i], syms[j])) for i, j in itertools.combinations(range(4), 2)
+                    if k not in (i, j)]
+    assert seen >= 50 and abs(np.mean(from_key) - np.mean(between)) < 0.25, (seen, np.mean(from_key), np.mean(between))
+
+
+# ---- the strategies themselves ------------------------------------------------------------------------------------
+
+def test_each_strategy_finds_the_leak_it_is_named_for():
+    rng = random.Random(0)
+    edits = ["A # B @ C", "A # B $ C", "A % B @ C", "A # B @ D"]  # three one-symbol edits of the first
+    assert blind.pick(blind.similar_scores(edits), rng) == 0 and blind.pick(blind.majority_scores(edits), rng) == 0
+    assert blind.pick(blind.longest_scores(["Son", "Great-uncle", "Uncle", "Nephew"]), rng) == 1
+    assert blind.pick(blind.shortest_scores(["Son", "Great-uncle", "Uncle", "Nephew"]), rng) == 0
+    assert blind.pair_scores(["Great-uncle", "Cousin", "Great-aunt", "Nephew"]) == [1, 0, 1, 0]
+    assert blind.pair_scores(["R is T's uncle", "R is male", "R is T's aunt", "T is male"]) == [1, 0, 1, 0]
+    assert blind.pair_scores(["Uncle", "Aunt", "Nephew", "Niece"]) == [0, 0, 0, 0]  # two pairs: nothing to bet on
+    dealt = [c for _ in range(250) for c in rng.sample("ABCD", 4)]  # the old shuffled blocks of four
+    assert blind.permuted_blocks(dealt) == 1.0 and blind.play_letters(dealt, rng)["unused_in_block"] > 0.45
+
+
+def test_every_relation_word_has_its_counterpart():
+    """blind keeps its own list of gendered words (the families import it): it must pair every family.TERMS pair."""
+    for m, f in puzzles_family.TERMS.values():
+        if m != f:
+            assert blind.counterpart(m) == f and blind.counterpart(f) == m
+
+
+def test_hit_chances_agree_with_the_strategies():
+    """The generators' vectorised scoring is the strategies' own (ties shared at random)."""
+    words = ["Father", "Son", "Uncle", "Nephew", "Cousin", "Great-uncle", "Aunt", "Mother", "A # B @ C", "A # B & C",
+             "A % B @ C", "X is male", "X is female", "X is Y's uncle", "X is Y's aunt", "Cannot be determined"]
+    rng = random.Random(1)
+    rows = np.array([rng.sample(range(len(words)), 4) for _ in range(2000)])
+    chances = blind.hit_chances(words, rows)
+    for r, row in enumerate(rows):
+        options = [words[i] for i in row]
+        for name, scores in blind.OPTION_STRATEGIES.items():
+            s = scores(options)
+            top = [i for i, v in enumerate(s) if abs(v - max(s)) < 1e-9]
+            assert chances[name][r] == pytest.approx((0 in top) / len(top)), (name, options)
+
+
+def test_balanced_distractors_hide_any_key():
+    """Over 400 draws for keys the old distractors gave away (the hub of nearby words: Grandfather among
+    Great-grandfather, Father, Father-in-law), each strategy picks the key 1 time in 4 (4 sigma = 8.7 points), or as
+    often as a target asks, and every distractor comes from the pool."""
+    male = sorted({m for m, _ in puzzles_family.TERMS.values()})
+    rng = random.Random(2)
+    for key, target in (("Grandfather", {}), ("Father-in-law", {}), ("Great-uncle", {"longest": 0.4, "shortest": 0.1})):
+        pool = [w for w in male if w != key]
+        hits = Counter()
+        for _ in range(400):
+            options = [key] + blind.balanced(key, pool, rng, target=target)
+            assert len(set(options)) == 4 and set(options[1:]) <= set(pool)
+            for name, scores in blind.OPTION_STRATEGIES.items():
+                hits[name] += blind.pick(scores(options), rng) == 0
+        off = {name: n / 400 for name, n in hits.items() if abs(n / 400 - target.get(name, 0.25)) > tolerance(400, 4.0)}
+        assert not off, (key, off)
