@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,23 @@ def pytest_collection_modifyitems(config, items):
             return 2
         return 0 if item.get_closest_marker("pipeline") else 1
     items.sort(key=tier)  # stable: file and test order kept within a tier
+
+
+@contextlib.contextmanager
+def terminal_to(path: Path):
+    """Send this process's stdout and stderr file descriptors, which the kernels it starts inherit, to a file."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "w", encoding="utf-8") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)

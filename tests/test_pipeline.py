@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 from helpers import config, pipeline
 
 import _learning
+from conftest import terminal_to
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,33 +67,13 @@ def test_cli_rejects_bad_arguments_in_one_line():
         assert len(proc.stderr.strip().splitlines()) == 1
 
 
-@contextlib.contextmanager
-def _terminal_to(path: Path):
-    """Send this process's stdout and stderr file descriptors, which the kernels it starts inherit, to a file."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(path, "w", encoding="utf-8") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """Run every existing notebook once on the smoke profile; what the kernels print goes to terminal.txt beside it."""
     mp = pytest.MonkeyPatch()
     mp.setenv("KIT_RUNS_DIR", str(tmp_path_factory.mktemp("pipeline-runs")))
     try:
-        with _terminal_to(config.runs_root() / "terminal.txt"):
+        with terminal_to(config.runs_root() / "terminal.txt"):
             results = pipeline.run_pipeline("smoke", "smoke")
         yield config.runs_root() / "smoke", results
     finally:

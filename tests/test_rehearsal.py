@@ -12,10 +12,7 @@ keys and nothing else.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -27,6 +24,7 @@ from helpers import config, pipeline, rehearse
 from helpers.config import REASONER, WRITER
 from helpers.io import InputError
 from helpers.layout import RunLayout
+from conftest import terminal_to
 
 
 def _flat(tree: dict, prefix: str = "") -> dict:
@@ -142,25 +140,6 @@ def test_the_report_says_it_is_a_rehearsal_with_every_swap():
 
 
 # ---------------------------------------------------------------- the tier: 00..08 per GPU profile
-@contextlib.contextmanager
-def _output_to(path: Path):
-    """This process's stdout and stderr file descriptors (the kernels inherit them) into a file."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(path, "w", encoding="utf-8") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            for fd, saved_fd in zip((1, 2), saved):
-                os.dup2(saved_fd, fd)
-                os.close(saved_fd)
-
-
 def _read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -177,7 +156,7 @@ def rehearsed(request, tmp_path_factory):
         mp.setenv(var, value)
     try:
         t0 = time.time()
-        with _output_to(runs / "terminal.txt"):
+        with terminal_to(runs / "terminal.txt"):
             code = pipeline.main(["--profile", profile, "--rehearse"])
         seconds = time.time() - t0
         print(f"\n[rehearsal] {profile}: exit {code}, {seconds:.0f} s", flush=True)
