@@ -226,3 +226,14 @@ def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):
     with pytest.raises(RuntimeError, match=r"import unsloth failed \(ImportError: No module named 'unsloth_zoo'\)"
                                            r"\. Fix: make setup-gpu"):
         models.import_unsloth()
+
+
+def test_an_old_pip_is_one_line_before_anything_is_downloaded(monkeypatch, capsys):
+    from importlib import metadata
+    monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: "rocm 6.2")
+    monkeypatch.setattr(metadata, "version", lambda name: "21.3.1" if name == "pip" else "0")
+    monkeypatch.setattr(gpu_setup, "download", lambda: pytest.fail("nothing may be downloaded with an old pip"))
+    assert gpu_setup.install() == 2
+    assert "pip 21.3.1 cannot plan the install" in capsys.readouterr().out
+    monkeypatch.setattr(metadata, "version", lambda name: "26.2")
+    assert gpu_setup.pip_problem() is None

@@ -105,6 +105,17 @@ def test_get_peft_model_takes_every_keyword_the_kit_passes(wheels, method):
     assert passed["use_gradient_checkpointing"] is False  # the profile's false is honoured, not "unsloth"
 
 
+def test_get_peft_model_forwards_its_kwargs_into_the_lora_config(wheels):
+    """use_dora travels through **kwargs: it reaches PEFT only if Unsloth passes them into the LoraConfig it builds."""
+    fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")
+    kwarg = fn.args.kwarg.arg
+    forwarding = [n for n in ast.walk(fn) if isinstance(n, ast.Call)
+                  and any(k.arg is None and ast.unparse(k.value) == kwarg for k in n.keywords)]
+    built = [ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)]
+    assert forwarding and "LoraConfig" in built, "Unsloth stopped building LoraConfig from its **kwargs"
+    assert set(models.UNSLOTH_VIA_KWARGS) == {"use_dora"}  # the only keyword the kit sends through **kwargs
+
+
 def test_unknown_keyword_is_caught(wheels):
     """The check can fail: a keyword Unsloth neither names nor reads is reported."""
     fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")

@@ -128,6 +128,16 @@ def resolve(specs: list[str], constraints: Path) -> dict[str, str]:
     return {stack.canon(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
 
 
+def pip_problem() -> str | None:
+    """Why this venv's pip cannot plan the install (--dry-run --report needs pip 22.2), else None."""
+    from importlib import metadata
+    have = stack.public(metadata.version("pip"))
+    if have is None or have < stack.Version("22.2"):
+        return (f"setup-gpu: pip {metadata.version('pip')} cannot plan the install (--dry-run --report needs 22.2 or "
+                f"newer): run `{sys.executable} -m pip install -U pip`, then make setup-gpu. Nothing installed.")
+    return None
+
+
 def without_box_packages(resolved: dict[str, str]) -> dict[str, str]:
     """The resolve minus the box's packages, which are said and left to the box (e.g. cut-cross-entropy pulls
     PyPI's triton; on ROCm the box's pytorch-triton-rocm provides that module)."""
@@ -152,6 +162,9 @@ def install(cpu_rehearsal: bool = False) -> int:
     if build is None and not cpu_rehearsal:
         print("setup-gpu: this Python's torch is a CPU build (or absent): make setup-gpu is for a GPU box whose "
               "Python already has a ROCm or CUDA torch. Nothing installed; training runs on transformers + PEFT.")
+        return 2
+    if pip_problem():
+        print(pip_problem())
         return 2
     wheels = download()
     before = box.installed_versions()
