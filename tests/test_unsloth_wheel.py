@@ -12,7 +12,7 @@ import pytest
 from packaging.markers import default_environment
 
 from helpers import models
-from helpers.env import gpu_setup, stack
+from helpers.env import box, gpu_setup, stack
 
 pytestmark = pytest.mark.nolibs  # reads wheels and kit code; no ML library is imported
 
@@ -132,7 +132,7 @@ def test_the_gpu_extra_names_the_same_pins():
     import re  # not tomllib: the kit supports Python 3.10
     line = re.search(r"^gpu = \[(.*)\]$", (gpu_setup.ROOT / "pyproject.toml").read_text(), re.M).group(1)
     extra = re.findall(r'"([^"]+)"', line)
-    assert {stack.canon(r.split("==")[0]): r.split("==")[1] for r in extra} == gpu_setup.unsloth_pins()
+    assert {box.canon(r.split("==")[0]): r.split("==")[1] for r in extra} == gpu_setup.unsloth_pins()
 
 
 def _requirements(wheels) -> list:
@@ -146,8 +146,8 @@ def test_every_requirement_is_pinned_beside_the_kit_or_owned_by_the_box(wheels):
     pins = gpu_setup.pins()
     problems = []
     for req in _requirements(wheels):
-        name = stack.canon(req.name)
-        if name in stack.UNSLOTH or name in stack.GUARDED:
+        name = box.canon(req.name)
+        if name in stack.UNSLOTH or name in box.GUARDED:
             continue  # the wheels themselves; the box's own torch stack (reported by make setup-gpu, never installed)
         if name not in pins:
             problems.append(f"{name}{req.specifier}: not pinned in constraints.txt or constraints-gpu.txt")
@@ -157,9 +157,9 @@ def test_every_requirement_is_pinned_beside_the_kit_or_owned_by_the_box(wheels):
 
 
 def test_the_box_owns_exactly_what_unsloth_declares_of_the_torch_stack(wheels):
-    declared = {stack.canon(r.name) for r in _requirements(wheels)}
+    declared = {box.canon(r.name) for r in _requirements(wheels)}
     assert {"torch", "triton", "bitsandbytes", "xformers", "torchao", "torchvision"} <= declared
-    assert declared & set(stack.GUARDED) == {"torch", "triton", "bitsandbytes", "xformers", "torchao", "torchvision"}
+    assert declared & set(box.GUARDED) == {"torch", "triton", "bitsandbytes", "xformers", "torchao", "torchvision"}
 
 
 def test_the_challenge_container_pins_cannot_host_unsloth(wheels):
@@ -177,5 +177,5 @@ def test_the_kit_main_pins_need_the_gpu_stack(wheels):
     constraints-gpu.txt, and make test-gpu-stack runs the unit tier on it."""
     missing = stack.unmet(_requirements(wheels), stack.read_pins(gpu_setup.KIT_PINS))
     assert {m.split()[0] for m in missing} >= {"transformers", "trl", "datasets"}
-    assert stack.unmet([r for r in _requirements(wheels) if stack.canon(r.name) not in stack.GUARDED],
+    assert stack.unmet([r for r in _requirements(wheels) if box.canon(r.name) not in box.GUARDED],
                        gpu_setup.pins()) == []

@@ -112,7 +112,7 @@ def constraints_file(installed: dict[str, str], folder: Path) -> Path:
     """pip constraints: the box's packages and what they require at their installed versions (a resolve cannot move
     them; a ROCm torch's sympy is not the CPU torch's), every other package at the kit's pin."""
     held = {n: installed[n] for n in box.held_names(installed)}
-    kit = {n: v for n, v in pins().items() if n not in held and n not in stack.GUARDED and n not in stack.UNSLOTH}
+    kit = {n: v for n, v in pins().items() if n not in held and n not in box.GUARDED and n not in stack.UNSLOTH}
     path = folder / "constraints.txt"
     path.write_text("".join(f"{n}=={v}\n" for n, v in {**kit, **held}.items()))
     return path
@@ -125,7 +125,7 @@ def resolve(specs: list[str], constraints: Path) -> dict[str, str]:
         report = Path(tmp) / "report.json"
         _pip(["install", "--dry-run", "--quiet", "--report", str(report), "-c", str(constraints), *specs])
         items = json.loads(report.read_text()).get("install", [])
-    return {stack.canon(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
+    return {box.canon(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
 
 
 def pip_problem() -> str | None:
@@ -141,10 +141,10 @@ def pip_problem() -> str | None:
 def without_box_packages(resolved: dict[str, str]) -> dict[str, str]:
     """The resolve minus the box's packages, which are said and left to the box (e.g. cut-cross-entropy pulls
     PyPI's triton; on ROCm the box's pytorch-triton-rocm provides that module)."""
-    for name in sorted(set(resolved) & set(stack.GUARDED)):
+    for name in sorted(set(resolved) & set(box.GUARDED)):
         print(f"setup-gpu: note: the requirements pull {name} {resolved[name]}; not installed: this box's own "
               f"{name} (or its provider) answers them")
-    return {n: v for n, v in resolved.items() if n not in stack.GUARDED}
+    return {n: v for n, v in resolved.items() if n not in box.GUARDED}
 
 
 def print_not_a_venv(moved: dict[str, str]) -> None:
@@ -163,8 +163,9 @@ def install(cpu_rehearsal: bool = False) -> int:
         print("setup-gpu: this Python's torch is a CPU build (or absent): make setup-gpu is for a GPU box whose "
               "Python already has a ROCm or CUDA torch. Nothing installed; training runs on transformers + PEFT.")
         return 2
-    if pip_problem():
-        print(pip_problem())
+    problem = pip_problem()
+    if problem:
+        print(problem)
         return 2
     wheels = download()
     before = box.installed_versions()

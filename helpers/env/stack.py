@@ -12,7 +12,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from helpers.env.box import GUARDED, TRITON_PROVIDERS, canon, installed_versions  # noqa: F401  (re-exported)
+from helpers.env.box import GUARDED, TRITON_PROVIDERS, canon
 from helpers.io import InputError
 
 UNSLOTH = ("unsloth", "unsloth-zoo")
