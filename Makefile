@@ -179,14 +179,14 @@ $(CMSTAMP): $(CSTAMP) helpers/models/packaged.py
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.
 BENCH_ARGS ?=
 bench: setup
-	$(PY) tests/bench_all.py $(BENCH_ARGS)
+	$(PY) bench/bench_all.py $(BENCH_ARGS)
 
 # Learning robustness (not timings): the smoke recipe's three adapters trained over seeds 1234, 1, 2 at 1 and 2 torch
 # threads and with the scalar CPU kernels, each judged by the CI test's rule (tests/_learning.py); exit 1 if any fails.
 # About 50 minutes on 2 cores.
 LEARNING_ARGS ?=
 bench-learning: setup
-	$(PY) tests/bench_learning.py $(LEARNING_ARGS)
+	$(PY) bench/bench_learning.py $(LEARNING_ARGS)
 
 lab: setup
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --MappingKernelManager.default_kernel_name=$(KERNEL)

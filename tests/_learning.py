@@ -13,7 +13,7 @@ On those questions an adapter passes when all three hold:
 - and its most frequent answer letter is given on at most MAX_FAVOURITE_SHARE of the questions. An adapter
   that answered "B" on 72% of them still scored 50% against the base's 28%; a collapse to one letter gives it
   on 100%. A learner gives its favourite letter on its share of the key (~0.2-0.35) plus the errors it
-  defaults on: 0.29-0.46 over 3 seeds x 3 floating-point setups (tests/bench_learning.py).
+  defaults on: 0.29-0.46 over 3 seeds x 3 floating-point setups (bench/bench_learning.py).
 """
 
 from __future__ import annotations

@@ -168,7 +168,7 @@ def test_smoke_env_json_has_the_verdict(smoke_run):
 @pytest.mark.pipeline
 def test_smoke_adapters_learn_the_learnable_task(smoke_run):
     """Each adapter beats chance and the base on the questions the tiny model can learn, without a letter
-    preference (the rule and its numbers: tests/_learning.py; across seeds and threads: tests/bench_learning.py)."""
+    preference (the rule and its numbers: tests/_learning.py; across seeds and threads: bench/bench_learning.py)."""
     run, _ = smoke_run
     ids = _learning.learnable_ids([json.loads(line) for line in (run / "data" / "val.jsonl").read_text().splitlines()])
     read = lambda name: [json.loads(line) for line in (run / "eval" / f"{name}.jsonl").read_text().splitlines()]

@@ -303,7 +303,7 @@ def test_the_measurement_reports_both_modes_on_the_same_questions(tiny):
 def test_the_real_model_reasons_in_its_own_words_under_the_deadline():
     """SmolLM2-135M-Instruct, untrained, with the reasoning prompt on held-out puzzles in one harness batch: it writes
     prose until the deadline stops it (generate gets the budget less the letter step's reserve), and every answer
-    comes back valid, in its own words. Wall time is a benchmark's figure (tests/bench_reason.py), not asserted here:
+    comes back valid, in its own words. Wall time is a benchmark's figure (bench/bench_reason.py), not asserted here:
     on a 2-core CI box beside another test process, reading the prompts alone (which no deadline can cut) took
     2.4-5 s where it takes 0.9 s on an idle one."""
     from helpers.models import members

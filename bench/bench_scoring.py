@@ -1,6 +1,6 @@
 """Benchmark: letter scoring vs the seeds' generate-and-parse (not collected by pytest: no test_ prefix).
 
-    python tests/bench_scoring.py [--model tiny|smollm2-135m] [--questions 96] [--adapter PATH]
+    python bench/bench_scoring.py [--model tiny|smollm2-135m] [--questions 96] [--adapter PATH]
 
 One process, one model (the kit's tiny one, or SmolLM2-135M-Instruct: a real model whose base already answers with a
 letter and goes on, "B) September ..."), the same questions: questions/s of `helpers.scoring.score_letters` (one batched forward,

@@ -1,7 +1,7 @@
 """Learning robustness of the smoke recipe: every adapter, over several seeds and several floating-point setups
 (1 and 2 torch threads, and the scalar CPU kernels), judged as the CI test judges it (not collected by pytest).
 
-    python tests/bench_learning.py [--seeds 1234 1 2] [--variants t1 t2 t1-scalar] [--jobs 2] [--score-only]
+    python bench/bench_learning.py [--seeds 1234 1 2] [--variants t1 t2 t1-scalar] [--jobs 2] [--score-only]
     make bench-learning
 
 Why: a recipe can learn on one CPU's floating-point kernels and collapse to one answer letter on another's (an Intel
@@ -159,7 +159,7 @@ def table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Train, score and judge every variant; print the table, write the JSON."""
-    ap = argparse.ArgumentParser(prog="python tests/bench_learning.py", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python bench/bench_learning.py", description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1234, 1, 2])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--jobs", type=int, default=2, help="1-thread trainings at a time (default 2, one per core)")

@@ -1,14 +1,14 @@
 """`make bench`: every benchmark of the kit in one process, one table of figures against their goals, one JSON.
 
-    python tests/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real,reason,
+    python bench/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real,reason,
                               reason-real] [--out PATH]
 
-Runs, in turn: the dataset build (tests/bench_data.py), training throughput against a plain Trainer and the
-seeds' fixed padding (tests/bench_train.py), letter scoring against generate-and-parse (tests/bench_scoring.py),
-the agents' per-item latency (tests/bench_agents.py), the memory estimator (helpers/env/memory.py) against the
+Runs, in turn: the dataset build (bench/bench_data.py), training throughput against a plain Trainer and the
+seeds' fixed padding (bench/bench_train.py), letter scoring against generate-and-parse (bench/bench_scoring.py),
+the agents' per-item latency (bench/bench_agents.py), the memory estimator (helpers/env/memory.py) against the
 device memory the seeds measured, then training and scoring again on the real SmolLM2-135M (training against a plain
 Trainer + PEFT and TRL's SFTTrainer, with peak RSS), and the A-agent letter-only against reasoning inside the deadline
-and without one (tests/bench_reason.py) on both models. A benchmark that fails becomes a row "failed: <error>"; the others still run.
+and without one (bench/bench_reason.py) on both models. A benchmark that fails becomes a row "failed: <error>"; the others still run.
 Writes runs/bench/bench.json (under $KIT_RUNS_DIR if set): the rows, each benchmark's full result, the machine.
 Exit status 1 only when a benchmark could not run (a missed goal is a figure, not a crash).
 """
@@ -88,7 +88,7 @@ def bench_data(quick: bool) -> tuple[list[dict], dict]:
                  "< 5 s" if sizes[0] == 50_000 else "", res.get("goal_50k_under_5s"), "s"),
             _row("data", f"{sizes[0]:,} rows: records/s", first["records_per_s"], unit="/s"),
             # growth is judged on CPU time: the build is single-threaded, and on a shared machine (load above the
-            # core count) wall time also measures the neighbours (tests/bench_data.py)
+            # core count) wall time also measures the neighbours (bench/bench_data.py)
             _row("data", f"time {sizes[-1]:,} / time {sizes[0]:,} (cpu)", res["ratio_cpu"],
                  f"<= {limit:.2f} (linear {res['size_ratio']:g})", res["ratio_cpu"] <= limit, "x"),
             _row("data", f"time {sizes[-1]:,} / time {sizes[0]:,} (wall)", res["ratio"], unit="x")]

@@ -1,6 +1,6 @@
 """The puzzle families measured: build time, rejections, length in the organisers' token count, measured difficulty.
 
-    python tests/bench_puzzles.py [--n 40] [--seed 1] [--kinds family_coded ...] [--markdown]
+    python bench/bench_puzzles.py [--n 40] [--seed 1] [--kinds family_coded ...] [--markdown]
 
 Per family and level: n puzzles built one at a time (generate + prove + measure), their mean and p95 build time,
 the rejected attempts per accepted puzzle, the filter's token count (question + answer letter + choices - 15, with

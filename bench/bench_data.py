@@ -1,6 +1,6 @@
 """Benchmark of the dataset build on synthetic upstream files (not collected by pytest: no test_ prefix).
 
-    python tests/bench_data.py [--sizes 50000 150000] [--seed 0]
+    python bench/bench_data.py [--sizes 50000 150000] [--seed 0]
 
 Writes N rows in the seeds' mix (37% open-ended, as their 18,518 of 50,000) as MMLU CSV files, ARC JSONL,
 kit JSONL and a TriviaQA-style JSON, then times read -> convert -> validate -> dedupe -> split (with letter

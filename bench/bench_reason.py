@@ -1,7 +1,7 @@
 """Benchmark: the A-agent letter-only against reasoning, and reasoning with the deadline against without it
 (not collected by pytest: no test_ prefix).
 
-    python tests/bench_reason.py [--model tiny|smollm2-135m] [--questions 24] [--threads 1] [--run NAME]
+    python bench/bench_reason.py [--model tiny|smollm2-135m] [--questions 24] [--threads 1] [--run NAME]
 
 One process, one model (the tiny one, or SmolLM2-135M-Instruct), the same held-out puzzles (every family x level 1-3,
 every key letter), answered through the A-agent in harness batches of 5 three ways: letter scoring (one forward

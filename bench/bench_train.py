@@ -1,6 +1,6 @@
 """Benchmark of training throughput (not collected by pytest: no test_ prefix).
 
-    python tests/bench_train.py [--model tiny|smollm2-135m] [--questions N] [--repeats 1]
+    python bench/bench_train.py [--model tiny|smollm2-135m] [--questions N] [--repeats 1]
 
 Trains the same LoRA (model1_lora of the model's profile: smoke for the tiny model, cpu for SmolLM2-135M) over the
 same questions (that profile's data build: bundled questions and generated puzzles, so lengths vary as in a real

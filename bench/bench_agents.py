@@ -1,7 +1,7 @@
 """Benchmark: per-item latency of the Q-agent (verified puzzles) and the A-agent (letter scoring) on this CPU with
 the tiny model, in harness-sized batches, against the organisers' limits (10 s a question, 6 s an answer).
 
-`python tests/bench_agents.py [--questions 300] [--batch-size 5]` prints a table; `run_benchmark()` returns it.
+`python bench/bench_agents.py [--questions 300] [--batch-size 5]` prints a table; `run_benchmark()` returns it.
 Goals on the tiny model here: p99 under 1 s per puzzle question and under 0.5 s per answer.
 """
 
@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 GOALS = {"question_p99_s": 1.0, "answer_p99_s": 0.5}
 
