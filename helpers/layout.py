@@ -22,6 +22,20 @@ ADAPTER, METRICS, MODEL_SUMMARY, TRAINING_PLOT = "adapter", "metrics.jsonl", "su
 TRAIN_DATA, VAL_DATA, DATA_REPORT = "train.jsonl", "val.jsonl", "report.json"
 
 
+def filtered_name(path: str | Path) -> Path:
+    """The harness's filtered file beside an agent's output file: outputs/answers.json ->
+    outputs/filtered_answers.json (any name gets the prefix)."""
+    path = Path(path)
+    return path.with_name(f"filtered_{path.name}")
+
+
+def report_name(path: str | Path) -> Path:
+    """The kit's per-item timings and counts beside an agent's output file: outputs/answers.json ->
+    outputs/answers.report.json."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.report.json")
+
+
 @dataclass(frozen=True)
 class RunLayout:
     """The folder of one run and the name of every artifact in it (paths only: nothing is created here)."""
@@ -148,6 +162,11 @@ class RunLayout:
     @property
     def questions(self) -> Path:
         return self.agents_dir / "questions.json"
+
+    @property
+    def filtered_questions(self) -> Path:
+        """What the opponent gets: the questions that pass the format filter."""
+        return filtered_name(self.questions)
 
     @property
     def answers(self) -> Path:

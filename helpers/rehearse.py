@@ -75,10 +75,7 @@ def swaps(profile: str, overlay: dict[str, dict] | None = None, path: Path | Non
         else:
             after = entry["to"]
         trial = copy.deepcopy(cfg)
-        try:
-            config.set_dotted(trial, key, after, where=str(path))  # type and range as any override; casts 1 -> 1.0
-        except KeyError as exc:
-            raise InputError(path, None, key, str(exc.args[0] if exc.args else exc)) from None
+        config.set_dotted(trial, key, after, where=str(path))  # type and range as any override; casts 1 -> 1.0
         after = get_dotted(trial, key)
         if after != before:
             out.append({"key": key, "from": copy.deepcopy(before), "to": after, "why": " ".join(entry["why"].split())})

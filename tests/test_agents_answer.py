@@ -9,8 +9,9 @@ import time
 import pytest
 
 from helpers import filters
-from helpers.agents import answer as answer_mod, cli
+from helpers.agents import answer as answer_mod
 from helpers.agents.answer import AnswerAgent, fallback_letter
+from helpers.agents.harness import cli
 from helpers.agents.inputs import parse_prompt_text, parse_question, split_lettered
 from helpers.io import InputError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import config, filters, scoring
-from helpers.agents import export
+from helpers.agents.harness import export
 from helpers.layout import RunLayout
 
 from _harness import harness_answers, harness_questions
@@ -27,7 +27,7 @@ def _save_adapter(out_dir: Path, seed: int) -> None:
     from transformers import AutoModelForCausalLM
     torch.manual_seed(seed)
     base = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
-    from helpers.models import _quiet_peft
+    from helpers.models.adapters import _quiet_peft
     with _quiet_peft():
         model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
                                                 init_lora_weights=False))
@@ -70,7 +70,7 @@ def test_export_folder_holds_what_the_harness_imports(exported):
     d = exported["dir"] / "agents"
     for name in ("question_model.py", "answer_model.py", "kit_agent.json", "README.txt",
                  "adapters/model1_lora/adapter_model.safetensors", "adapters/model3_dora/adapter_config.json",
-                 "kit/helpers/agents/harness.py", "kit/helpers/filters.py"):
+                 "kit/helpers/agents/harness/kit_agents.py", "kit/helpers/filters.py"):
         assert (d / name).exists(), name
     conf = json.loads((d / "kit_agent.json").read_text())
     assert conf["members"] == ["model1_lora", "model3_dora"] and conf["weights"] == {"model1_lora": 0.6,
@@ -123,17 +123,30 @@ def test_the_export_runs_without_the_kit_on_the_path(exported):
 
 
 def test_missing_config_names_the_file(tmp_path):
-    from helpers.agents.harness import KitAAgent
+    from helpers.agents.harness.kit_agents import KitAAgent
     from helpers.io import InputError
     with pytest.raises(InputError, match="agent config not found"):
         KitAAgent(config=str(tmp_path / "kit_agent.json"))
 
 
+@pytest.mark.parametrize("drop", ["seed", "agents.answer_mode"])
+def test_a_config_missing_a_key_names_the_file_and_the_key(exported, tmp_path, drop):
+    from helpers.agents.harness.kit_agents import KitQAgent
+    from helpers.io import InputError
+    conf = json.loads((exported["dir"] / "agents" / export.CONFIG_NAME).read_text())
+    section, _, key = drop.rpartition(".")
+    (conf[section] if section else conf).pop(key)
+    path = tmp_path / export.CONFIG_NAME
+    path.write_text(json.dumps(conf))
+    with pytest.raises(InputError, match=f"{export.CONFIG_NAME}.*{drop}.*missing from the exported agent config"):
+        KitQAgent(config=str(path))
+
+
 def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeypatch):
     """Exported with answer_mode reason: the reasoner's adapter goes along, each harness batch is reasoned over
     together inside the budget, every answer passes the filter with the model's own words as its reasoning."""
-    from helpers.agents import reason_measure
-    from helpers.agents.harness import KitAAgent
+    from helpers.agents.stages import reasoner_measure
+    from helpers.agents.harness.kit_agents import KitAAgent
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
     cfg = config.load_profile("smoke", "reasoning")
     cfg["model"]["base"] = str(tiny_model_dir())
@@ -143,7 +156,7 @@ def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeyp
     assert (tmp_path / "agents" / "adapters" / config.REASONER / "adapter_model.safetensors").exists()
     aagent = KitAAgent(config=str(tmp_path / "agents" / export.CONFIG_NAME))
     assert aagent.agent.reasoner is not None
-    questions = reason_measure.held_out(10, seed=2, kinds=["seating_linear", "family_pointing"], levels=[1, 2])
+    questions = reasoner_measure.held_out(10, seed=2, kinds=["seating_linear", "family_pointing"], levels=[1, 2])
     answers = harness_answers(aagent, questions, 5)
     assert all(a is not None and a["answer"] in "ABCD" for a in answers)
     assert all(a["reasoning"] and "Letter scor" not in a["reasoning"] for a in answers)  # the model's own words
@@ -157,6 +170,6 @@ def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeyp
     qconf = json.loads((tmp_path / "agents" / export.CONFIG_NAME).read_text())
     qconf["agents"]["model_question_share"] = 1.0
     (tmp_path / "agents" / "q.json").write_text(json.dumps(qconf))
-    from helpers.agents.harness import KitQAgent
+    from helpers.agents.harness.kit_agents import KitQAgent
     qagent = KitQAgent(config=str(tmp_path / "agents" / "q.json"))
     assert qagent.agent.writer is not None and qagent.agent.writer.checker.reasoner is None

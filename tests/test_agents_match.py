@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from helpers.agents import match
-from helpers.agents.match import Team
+from helpers.agents.home import match
+from helpers.agents.home.match import Team
 
 
 class WordTokenizer:
@@ -156,6 +156,6 @@ def test_seeds_style_questions_fail_the_filter(tmp_path):
     result = match.play_match(kit, seeds, 6)
     assert result["innings"][1]["questions_dropped"] == {"missing_topic": 6}
     assert result["winner"] == "kit" and result["scores"]["seeds"]["disqualified"]
-    from helpers.agents import plots
+    from helpers.agents.home import plots
     png = plots.plot_match(result, tmp_path / "match.png")
     assert png.stat().st_size > 10_000

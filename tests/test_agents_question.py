@@ -11,8 +11,9 @@ from collections import Counter
 import pytest
 
 from helpers import filters, puzzles
-from helpers.agents import cli, question as question_mod
+from helpers.agents import question as question_mod
 from helpers.agents import timing, topics as topics_mod
+from helpers.agents.harness import cli
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter, answer_letter, move_key, normalize_question
 from helpers.io import InputError
@@ -70,7 +71,7 @@ def test_every_family_at_the_hardest_level_passes_the_filter_with_proven_keys(to
 def test_a_slow_family_falls_back_to_a_fast_one_of_the_topic_inside_the_budget(tok, monkeypatch):
     """A seating family whose clue search never ends on its own (a busy CPU, at worst): the search stops at its
     share of the time and a fast family of the same topic answers, counted."""
-    from helpers.puzzles import arrangements
+    from helpers.puzzles.seating import layouts as arrangements
 
     def endless(rng, names, *, kind, level, stats, give_up=None):
         while not give_up():

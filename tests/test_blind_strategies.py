@@ -20,9 +20,9 @@ from helpers import puzzles
 from helpers.agents import topics as topics_mod
 from helpers.agents.question import QuestionAgent
 from helpers.puzzles import blind
-from helpers.puzzles import family as puzzles_family
-from helpers.puzzles.kin_coded import expr_facts
-from helpers.puzzles.kin_facts import gender_models, relation_terms
+from helpers.puzzles.kinship import tree as family_tree
+from helpers.puzzles.kinship.coded import expr_facts
+from helpers.puzzles.kinship.facts import gender_models, relation_terms
 
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
@@ -98,13 +98,13 @@ def test_options_differ_from_each_other_as_much_as_from_the_key(records):
 
 def test_family_options_share_the_asked_persons_gender(records):
     """A name shows its gender, so no wrong option is a word or a person of the other one."""
-    male = {m for m, f in puzzles_family.TERMS.values() if m != f}
-    female = {f for m, f in puzzles_family.TERMS.values() if m != f}
+    male = {m for m, f in family_tree.TERMS.values() if m != f}
+    female = {f for m, f in family_tree.TERMS.values() if m != f}
     gender = dict(puzzles.NAMES)
     for rec in records["family"]:
         q, choices = rec["puzzle"]["question"], set(rec["choices"])
         if q[0] == "who":
-            assert {gender[c] for c in choices} == {puzzles_family.ROLES[q[1]][2]}, rec["choices"]
+            assert {gender[c] for c in choices} == {family_tree.ROLES[q[1]][2]}, rec["choices"]
         else:
             assert not (choices & male and choices & female), rec["choices"]
 
@@ -147,7 +147,7 @@ def test_each_strategy_finds_the_leak_it_is_named_for():
 
 def test_every_relation_word_has_its_counterpart():
     """blind keeps its own list of gendered words (the families import it): it must pair every family.TERMS pair."""
-    for m, f in puzzles_family.TERMS.values():
+    for m, f in family_tree.TERMS.values():
         if m != f:
             assert blind.counterpart(m) == f and blind.counterpart(f) == m
 
@@ -171,7 +171,7 @@ def test_balanced_distractors_hide_any_key():
     """Over 400 draws for keys the old distractors gave away (the hub of nearby words: Grandfather among
     Great-grandfather, Father, Father-in-law), each strategy picks the key 1 time in 4 (4 sigma = 8.7 points), or as
     often as a target asks, and every distractor comes from the pool."""
-    male = sorted({m for m, _ in puzzles_family.TERMS.values()})
+    male = sorted({m for m, _ in family_tree.TERMS.values()})
     rng = random.Random(2)
     for key, target in (("Grandfather", {}), ("Father-in-law", {}), ("Great-uncle", {"longest": 0.4, "shortest": 0.1})):
         pool = [w for w in male if w != key]

@@ -38,10 +38,24 @@ def test_smoke_is_cpu_and_local():
 def test_overrides_apply_and_typos_fail():
     cfg = config.load_profile("smoke", overrides={"train.batch_size": 2})
     assert cfg["train"]["batch_size"] == 2
-    with pytest.raises(KeyError, match="batchsize"):
+    with pytest.raises(InputError, match="batchsize"):
         config.load_profile("smoke", overrides={"train.batchsize": 2})
-    with pytest.raises(KeyError, match="no section"):
+    with pytest.raises(InputError, match="no section"):
         config.load_profile("smoke", overrides={"nosuch.key": 1})
+
+
+def test_an_unknown_key_names_where_it_came_from_and_the_known_keys():
+    with pytest.raises(InputError) as err:
+        config.load_profile("smoke", overrides={"train.batchsize": 2})
+    assert err.value.path == "overrides" and err.value.field == "train.batchsize"
+    assert "unknown key" in str(err.value) and "batch_size" in str(err.value)
+    with pytest.raises(InputError) as err:
+        config.apply_params(config.load_profile("smoke"), "data", puzles=7)
+    assert str(err.value).startswith("notebook parameters: field 'data.puzles': unknown key (known here: ")
+    assert "puzzles" in str(err.value)
+    with pytest.raises(InputError) as err:
+        config.load_profile("smoke", overrides={"nosuch.key": 1})
+    assert err.value.field == "nosuch.key" and "train" in str(err.value)
 
 
 def test_apply_params_ignores_none():

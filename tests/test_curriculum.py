@@ -10,10 +10,13 @@ from collections import Counter
 import pytest
 
 from helpers import curriculum as C
+from helpers import difficulty as D
 from helpers import io
 from helpers.config import load_profile, runs_root
 from helpers.io import InputError
 from helpers.records import RecordError, make_record
+from helpers.train import replay as R
+from helpers.train import schedule as S
 
 
 def rec(question="Name the capital city of the country", choices=("Paris", "Rome", "Oslo", "Bern"), source="other",
@@ -25,66 +28,66 @@ def rec(question="Name the capital city of the country", choices=("Paris", "Rome
 # ---------------------------------------------------------------- heuristic
 
 def test_hard_keywords_raise_difficulty():
-    base = C.heuristic_score(rec("The area of a circle of radius 3 in square units"))
+    base = D.heuristic_score(rec("The area of a circle of radius 3 in square units"))
     for q in ("Calculate the area of a circle of radius 3 in square units",
               "Evaluate the area of a circle of radius 3 in square units",
               "Explain why the area of a circle of radius 3 matters",
               "All of these are areas of a circle of radius 3 EXCEPT"):
-        assert C.heuristic_score(rec(q)) > base, q
+        assert D.heuristic_score(rec(q)) > base, q
 
 
 def test_negated_which_is_hard_not_easy():
-    plain = C.heuristic_score(rec("Which of the following is a prime number"))
-    negated = C.heuristic_score(rec("Which of the following is NOT a prime number"))
+    plain = D.heuristic_score(rec("Which of the following is a prime number"))
+    negated = D.heuristic_score(rec("Which of the following is NOT a prime number"))
     # Text score: +1.5 for the hard phrase and the easy "which" (-1.0) no longer applies; half-weighted.
-    assert negated > plain + 2.0 * (1 - C.PRIOR_WEIGHT)
+    assert negated > plain + 2.0 * (1 - D.PRIOR_WEIGHT)
 
 
 def test_easy_keywords_lower_difficulty():
-    neutral = C.heuristic_score(rec("The river flowing through the old town of Prague"))
+    neutral = D.heuristic_score(rec("The river flowing through the old town of Prague"))
     for q in ("What is the river flowing through the old town of Prague",
               "Where does the river flowing through the old town of Prague go",
               "Define the river flowing through the old town of Prague"):
-        assert C.heuristic_score(rec(q)) < neutral, q
+        assert D.heuristic_score(rec(q)) < neutral, q
 
 
 def test_length_of_question_and_choices_raises_difficulty():
-    short = C.heuristic_score(rec("The river flowing through Prague is"))
-    long_q = C.heuristic_score(rec("The river flowing through Prague is " + "very " * 60))
-    assert long_q - short >= 2.0 * (1 - C.PRIOR_WEIGHT) - 1e-9  # the seeds' +2.0 for > 50 words, half-weighted
-    long_choices = C.heuristic_score(rec("The river flowing through Prague is",
+    short = D.heuristic_score(rec("The river flowing through Prague is"))
+    long_q = D.heuristic_score(rec("The river flowing through Prague is " + "very " * 60))
+    assert long_q - short >= 2.0 * (1 - D.PRIOR_WEIGHT) - 1e-9  # the seeds' +2.0 for > 50 words, half-weighted
+    long_choices = D.heuristic_score(rec("The river flowing through Prague is",
                                          choices=[f"a long river option number {k} with many words here" for k in "ABCD"]))
     assert long_choices > short
 
 
 def test_source_prior_table_and_matching():
     q = "The river flowing through the old town of Prague"
-    scores = {s: C.heuristic_score(rec(q, source=s)) for s in
+    scores = {s: D.heuristic_score(rec(q, source=s)) for s in
               ("mmlu/abstract_algebra", "mmlu/high_school_geography", "triviaqa", "unknown_source")}
     assert scores["mmlu/abstract_algebra"] > scores["mmlu/high_school_geography"] > scores["unknown_source"] > scores["triviaqa"]
-    assert C.source_prior("mmlu/abstract_algebra") == 9.0
-    assert C.source_prior("mmlu_abstract_algebra") == 9.0            # the seeds' spelling
-    assert C.source_prior("mmlu", topic="abstract_algebra") == 9.0    # subject carried in the topic
-    assert C.source_prior("mmlu/marketing") == 6.5
-    assert C.source_prior("ARC-Challenge-Test") == 6.5
-    assert C.source_prior("arc/easy") == 4.0
-    assert C.source_prior("trivia_qa") == 4.0
-    assert C.source_prior("something/else") == C.DEFAULT_PRIOR == 5.0
+    assert D.source_prior("mmlu/abstract_algebra") == 9.0
+    assert D.source_prior("mmlu_abstract_algebra") == 9.0            # the seeds' spelling
+    assert D.source_prior("mmlu", topic="abstract_algebra") == 9.0    # subject carried in the topic
+    assert D.source_prior("mmlu/marketing") == 6.5
+    assert D.source_prior("ARC-Challenge-Test") == 6.5
+    assert D.source_prior("arc/easy") == 4.0
+    assert D.source_prior("trivia_qa") == 4.0
+    assert D.source_prior("something/else") == D.DEFAULT_PRIOR == 5.0
 
 
 def test_generated_records_keep_generator_difficulty():
-    assert C.heuristic_score(rec(origin="generated", difficulty=8.25)) == 8.25
-    assert C.heuristic_score(rec(origin="generated", difficulty=42.0)) == 10.0  # clipped to the scale
-    text_based = C.heuristic_score(rec())
-    assert C.heuristic_score(rec(origin="generated", difficulty=None)) == text_based
-    assert C.heuristic_score(rec(origin="native", difficulty=9.9)) == text_based  # only the generator is trusted
+    assert D.heuristic_score(rec(origin="generated", difficulty=8.25)) == 8.25
+    assert D.heuristic_score(rec(origin="generated", difficulty=42.0)) == 10.0  # clipped to the scale
+    text_based = D.heuristic_score(rec())
+    assert D.heuristic_score(rec(origin="generated", difficulty=None)) == text_based
+    assert D.heuristic_score(rec(origin="native", difficulty=9.9)) == text_based  # only the generator is trusted
 
 
 def test_heuristic_stays_on_scale():
     extremes = [rec("x"), rec("Calculate analyze evaluate derive compute EXCEPT " + "1 2 3 " * 80,
                               choices=["w " * 40, "v " * 40], source="mmlu/abstract_algebra")]
     for r in extremes:
-        assert 0.0 <= C.heuristic_score(r) <= 10.0
+        assert 0.0 <= D.heuristic_score(r) <= 10.0
 
 
 # ---------------------------------------------------------------- buckets on a seeds-like mix
@@ -145,16 +148,16 @@ def seeds_like_mix(n: int, seed: int) -> list[dict]:
 
 
 def test_bucket_thresholds():
-    assert C.bucket(0.0) == "easy" and C.bucket(C.EASY_BELOW - 0.01) == "easy"
-    assert C.bucket(C.EASY_BELOW) == "medium" and C.bucket(C.HARD_FROM - 0.01) == "medium"
-    assert C.bucket(C.HARD_FROM) == "hard" and C.bucket(10.0) == "hard"
+    assert D.bucket(0.0) == "easy" and D.bucket(D.EASY_BELOW - 0.01) == "easy"
+    assert D.bucket(D.EASY_BELOW) == "medium" and D.bucket(D.HARD_FROM - 0.01) == "medium"
+    assert D.bucket(D.HARD_FROM) == "hard" and D.bucket(10.0) == "hard"
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_bucket_distribution_matches_the_seeds(seed):
     records = seeds_like_mix(3000, seed)
-    counts = Counter(C.bucket(C.heuristic_score(r)) for r in records)
-    share = {b: counts[b] / len(records) for b in C.BUCKETS}
+    counts = Counter(D.bucket(D.heuristic_score(r)) for r in records)
+    share = {b: counts[b] / len(records) for b in D.BUCKETS}
     # seeds: 52.6% easy / 42.3% medium / 5.1% hard
     assert abs(share["easy"] - 0.526) < 0.05, share
     assert abs(share["medium"] - 0.423) < 0.05, share
@@ -173,7 +176,7 @@ def test_order_is_monotone_and_annotated():
     assert ds == sorted(ds)
     assert [r["chunk"] for r in out] == sorted(r["chunk"] for r in out)
     for r in out:
-        assert r["bucket"] == C.bucket(r["difficulty"]) and isinstance(r["difficulty"], float)
+        assert r["bucket"] == D.bucket(r["difficulty"]) and isinstance(r["difficulty"], float)
     assert ds[0] < ds[-1]
 
 
@@ -211,21 +214,21 @@ def test_order_rejects_bad_input():
 # ---------------------------------------------------------------- scorers
 
 def test_pluggable_scorer_by_name():
-    C.register_scorer("test_word_count", lambda r: float(min(len(r["question"].split()), 10)))
+    D.register_scorer("test_word_count", lambda r: float(min(len(r["question"].split()), 10)))
     records = [rec("one two three four five six", i=0), rec("one", i=1), rec("one two three", i=2)]
     out = C.order_and_chunk(records, chunks=1, scorer="test_word_count", seed=0)
     assert [r["id"] for r in out] == ["r1", "r2", "r0"]
     assert [r["difficulty"] for r in out] == [1.0, 3.0, 6.0]
-    assert C.get_scorer("heuristic") is C.heuristic_score
-    assert C.get_scorer("helpers.curriculum:heuristic_score") is C.heuristic_score
+    assert D.get_scorer("heuristic") is D.heuristic_score
+    assert D.get_scorer("helpers.difficulty:heuristic_score") is D.heuristic_score
     with pytest.raises(KeyError, match="unknown scorer"):
-        C.get_scorer("no_such_scorer")
+        D.get_scorer("no_such_scorer")
     with pytest.raises(TypeError):
-        C.register_scorer("broken", 3)  # type: ignore[arg-type]
+        D.register_scorer("broken", 3)  # type: ignore[arg-type]
 
 
 def test_letter_prob_scorer_maps_onto_scale():
-    scorer = C.letter_prob_scorer(lambda r: r["p"])
+    scorer = D.letter_prob_scorer(lambda r: r["p"])
     assert scorer({"p": 1.0}) == 0.0 and scorer({"p": 0.25}) == 7.5 and scorer({"p": 0.0}) == 10.0
 
 
@@ -243,7 +246,7 @@ def _inclusion_chi2(buffer_factory, n_items=100, capacity=10, trials=2000) -> fl
     return sum((c - expected) ** 2 / expected for c in counts)
 
 
-class SeedsBuffer(C.ReplayBuffer):
+class SeedsBuffer(R.ReplayBuffer):
     """The seeds' add_batch: once full, every new item replaces a random slot (not a reservoir)."""
 
     def add(self, items):
@@ -257,13 +260,13 @@ class SeedsBuffer(C.ReplayBuffer):
 def test_reservoir_is_uniform():
     # 100 items, capacity 10, 2,000 fixed seeds: each item expected 200 times. The statistic has ~99 degrees
     # of freedom (mean ~90 here, sd ~13); 180 is ~7 sd out, so a correct reservoir never trips it.
-    assert _inclusion_chi2(C.ReplayBuffer) < 180
+    assert _inclusion_chi2(R.ReplayBuffer) < 180
     # The seeds' replace-always buffer keeps mostly the last items: far beyond the bound.
     assert _inclusion_chi2(SeedsBuffer) > 1000
 
 
 def test_buffer_basics():
-    buf = C.ReplayBuffer(5, seed=1)
+    buf = R.ReplayBuffer(5, seed=1)
     buf.add([{"id": i} for i in range(3)])
     assert len(buf) == 3 and buf.seen == 3
     buf.add([{"id": i} for i in range(3, 40)])
@@ -275,12 +278,12 @@ def test_buffer_basics():
     assert buf.sample(0, 0) == []
     with pytest.raises(ValueError):
         buf.sample(-1)
-    assert len(C.ReplayBuffer(0, seed=1)) == 0
+    assert len(R.ReplayBuffer(0, seed=1)) == 0
 
 
 def test_buffer_is_deterministic_per_seed():
     def run(seed):
-        buf = C.ReplayBuffer(8, seed)
+        buf = R.ReplayBuffer(8, seed)
         buf.add(range(100))
         return buf.items, buf.sample(4)
     assert run(3) == run(3)
@@ -288,10 +291,10 @@ def test_buffer_is_deterministic_per_seed():
 
 
 def test_buffer_state_dict_round_trip_reproduces_draws():
-    a = C.ReplayBuffer(8, seed=9)
+    a = R.ReplayBuffer(8, seed=9)
     a.add([{"id": i} for i in range(30)])
     state = json.loads(json.dumps(a.state_dict()))  # must survive JSON
-    b = C.ReplayBuffer(1, seed=0)
+    b = R.ReplayBuffer(1, seed=0)
     b.load_state_dict(state)
     assert b.capacity == 8 and b.seen == 30 and b.items == a.items
     for step in range(3):  # resumed run: same adds, same draws
@@ -299,7 +302,7 @@ def test_buffer_state_dict_round_trip_reproduces_draws():
         a.add(more)
         b.add(more)
         assert a.sample(5) == b.sample(5)
-        assert C.mix_chunk(more, a, 0.2, seed=step) == C.mix_chunk(more, b, 0.2, seed=step)
+        assert R.mix_chunk(more, a, 0.2, seed=step) == R.mix_chunk(more, b, 0.2, seed=step)
     with pytest.raises(InputError, match="replay_buffer"):
         b.load_state_dict({"items": []})
 
@@ -307,48 +310,48 @@ def test_buffer_state_dict_round_trip_reproduces_draws():
 # ---------------------------------------------------------------- schedules and mixing
 
 def test_replay_and_lr_schedules():
-    ratios = C.replay_schedule(10, 0.10, 0.20)
+    ratios = S.replay_schedule(10, 0.10, 0.20)
     assert len(ratios) == 10 and ratios[0] == pytest.approx(0.10) and ratios[-1] == pytest.approx(0.20)
     assert ratios == sorted(ratios)
-    assert C.replay_schedule(1, 0.1, 0.2) == [0.1]
+    assert S.replay_schedule(1, 0.1, 0.2) == [0.1]
     with pytest.raises(ValueError):
-        C.replay_schedule(3, 0.1, 1.0)
+        S.replay_schedule(3, 0.1, 1.0)
     with pytest.raises(ValueError):
-        C.replay_schedule(0, 0.1, 0.2)
-    lrs = C.lr_schedule(10, 2e-5, 1e-5)
+        S.replay_schedule(0, 0.1, 0.2)
+    lrs = S.lr_schedule(10, 2e-5, 1e-5)
     assert lrs[0] == pytest.approx(2e-5) and lrs[-1] == pytest.approx(1e-5) and lrs == sorted(lrs, reverse=True)
     seeds_last = 2e-5 * (1.0 - 9 / 10 * 0.5)  # the seeds' formula on chunk 10 of 10
     assert seeds_last == pytest.approx(1.1e-5)
 
 
 def test_replay_count_means_share_of_the_mix():
-    assert C.replay_count(4500, 0.10) == 500  # 500 of 5,000 = 10%
-    assert C.replay_count(90, 0.10) == 10
-    assert C.replay_count(80, 0.20) == 20
-    assert C.replay_count(100, 0.0) == 0
+    assert R.replay_count(4500, 0.10) == 500  # 500 of 5,000 = 10%
+    assert R.replay_count(90, 0.10) == 10
+    assert R.replay_count(80, 0.20) == 20
+    assert R.replay_count(100, 0.0) == 0
     with pytest.raises(ValueError):
-        C.replay_count(10, 1.0)
+        R.replay_count(10, 1.0)
 
 
 def test_mix_chunk_exact_counts_and_flags():
     buf = _refill(50, 2)
     chunk = [rec(i=i) for i in range(90)]
     before = json.dumps(chunk)
-    mixed = C.mix_chunk(chunk, buf, 0.10, seed=4)
+    mixed = R.mix_chunk(chunk, buf, 0.10, seed=4)
     assert json.dumps(chunk) == before
     replayed = [r for r in mixed if r["replay"]]
     fresh = [r for r in mixed if r["replay"] is False]
     assert len(mixed) == 100 and len(replayed) == 10 and len(replayed) / len(mixed) == 0.10
     assert [r["id"] for r in fresh] == [r["id"] for r in chunk]  # curriculum order kept
-    assert mixed == C.mix_chunk(chunk, _refill(50, 2), 0.10, seed=4)  # same buffer state + seed: same mix
+    assert mixed == R.mix_chunk(chunk, _refill(50, 2), 0.10, seed=4)  # same buffer state + seed: same mix
     # Capped by what the buffer holds: 20% of 90 wants 22, a 5-item buffer gives 5.
-    small = C.ReplayBuffer(5, seed=0)
+    small = R.ReplayBuffer(5, seed=0)
     small.add([rec(i=2000 + i) for i in range(5)])
-    assert sum(r["replay"] for r in C.mix_chunk(chunk, small, 0.20, seed=0)) == 5
+    assert sum(r["replay"] for r in R.mix_chunk(chunk, small, 0.20, seed=0)) == 5
 
 
-def _refill(capacity: int, seed: int) -> C.ReplayBuffer:
-    buf = C.ReplayBuffer(capacity, seed)
+def _refill(capacity: int, seed: int) -> R.ReplayBuffer:
+    buf = R.ReplayBuffer(capacity, seed)
     buf.add([rec(i=1000 + i) for i in range(50)])
     return buf
 
@@ -356,10 +359,10 @@ def _refill(capacity: int, seed: int) -> C.ReplayBuffer:
 def test_mix_chunk_never_replays_its_own_chunk():
     records = C.order_and_chunk([rec(i=i) for i in range(300)], chunks=5, scorer=lambda r: 1.0, seed=0)
     chunks = [[r for r in records if r["chunk"] == c] for c in range(5)]
-    buf = C.ReplayBuffer(40, seed=0)
+    buf = R.ReplayBuffer(40, seed=0)
     earlier: set[str] = set()
-    for c, ratio in enumerate(C.replay_schedule(5, 0.1, 0.2)):
-        mixed = C.mix_chunk(chunks[c], buf, ratio, seed=c)
+    for c, ratio in enumerate(S.replay_schedule(5, 0.1, 0.2)):
+        mixed = R.mix_chunk(chunks[c], buf, ratio, seed=c)
         own = {r["id"] for r in chunks[c]}
         replayed = {r["id"] for r in mixed if r["replay"]}
         assert not replayed & own

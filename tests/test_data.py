@@ -11,7 +11,8 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from helpers import data
-from helpers.data import Item, Ledger, balance_letters, build_dataset, dedupe_items, split_items, validate_items
+from helpers.data.balance import balance_letters
+from helpers.data.build import Item, Ledger, build_dataset, convert_items, dedupe_items, split_items, validate_items
 from helpers.io import InputError, read_jsonl
 from helpers.records import RecordError, dedupe_key, make_record, normalize_text
 
@@ -249,11 +250,11 @@ def test_report_plot_is_written(tmp_path):
 def test_conversion_in_strict_mode_stops_on_bad_input_but_counts_a_small_pool():
     items = [Item({"id": "q1", "source": "s", "question": "What is it?", "answer_text": "", "aliases": []}, "o.jsonl")]
     with pytest.raises(RecordError) as err:
-        data.convert_items(items, Ledger(), seed=1, tolerant=False)
+        convert_items(items, Ledger(), seed=1, tolerant=False)
     assert "o.jsonl" in str(err.value) and "q1" in str(err.value) and "answer_text" in str(err.value)
     lonely = [Item({"id": "q2", "source": "s", "question": "What is it?", "answer_text": "zyx", "aliases": []}, "o")]
     ledger = Ledger()
-    assert data.convert_items(lonely, ledger, seed=1, tolerant=False)[0] == []
+    assert convert_items(lonely, ledger, seed=1, tolerant=False)[0] == []
     assert ledger.dropped == Counter(pool_too_small=1)
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import env
+from helpers.env import facts as env_facts
 from helpers.config import deep_merge, load_profile
-from helpers.env.rules import RULES, Rule, evaluate, normalize_settings, settings_from_cfg, summarize
+from helpers.env.rules import RULES, Rule, evaluate, normalize_settings, settings_from_cfg, summarize, unsloth_keeps_4bit
 from helpers.io import read_json
 
 ENV_FIXTURES = FIXTURES / "env"
@@ -252,7 +253,7 @@ def test_unsloth_keeps_4bit_on_rocm_only_from_bitsandbytes_0_48_2():
     for bnb, kept in (("0.44.1", False), ("0.48.1", False), ("0.48.2.dev0", False), ("0.48.2", True),
                       ("0.49.0", True), ("0.50.2", True)):
         facts = base_facts({"packages": {"bitsandbytes": bnb}})
-        assert env.unsloth_keeps_4bit(facts) is kept, bnb
+        assert unsloth_keeps_4bit(facts) is kept, bnb
         assert env.recommend(facts)["load_in_4bit"]["value"] is kept, bnb
         assert verdict("unsloth_4bit_rocm", {"packages": {"bitsandbytes": bnb}},
                        {"load_in_4bit": True})["status"] == ("pass" if kept else "warn"), bnb
@@ -371,7 +372,7 @@ def test_fixtures_have_the_real_schema(name):
 def test_a_failing_probe_is_recorded_not_raised(monkeypatch, tmp_path):
     def boom(facts):
         raise RuntimeError("psutil exploded")
-    monkeypatch.setattr(env, "_probe_system", boom)
+    monkeypatch.setattr(env_facts, "_probe_system", boom)
     facts = env.collect_facts(runs_dir=tmp_path, hf_cache=tmp_path)
     assert facts["errors"] == {"system": "RuntimeError: psutil exploded"}
     assert facts["system"]["ram_total_gib"] is None and facts["torch"]["version"]
@@ -406,38 +407,38 @@ def test_kfd_native_gfx(monkeypatch, tmp_path):
     for node, version in (("0", 0), ("1", 90402), ("2", 90010), ("3", 90006)):
         (tmp_path / node).mkdir()
         (tmp_path / node / "properties").write_text(f"cpu_cores_count 0\ngfx_target_version {version}\n")
-    monkeypatch.setattr(env, "KFD_NODES", tmp_path)
+    monkeypatch.setattr(env_facts, "KFD_NODES", tmp_path)
     facts = env.empty_facts()
-    env._probe_kfd(facts)
+    env_facts._probe_kfd(facts)
     assert facts["gpu"]["native_gfx"] == ["gfx942", "gfx90a", "gfx906"]
 
 
 def test_unsloth_probe_never_imports_without_gpu(monkeypatch):
-    monkeypatch.setattr(env, "package_version", lambda name: "2025.10.1")
-    monkeypatch.setattr(env, "_run_python", lambda code, t: pytest.fail("must not import without a GPU"))
+    monkeypatch.setattr(env_facts, "package_version", lambda name: "2025.10.1")
+    monkeypatch.setattr(env_facts, "_run_python", lambda code, t: pytest.fail("must not import without a GPU"))
     facts = env.empty_facts()
-    env._probe_unsloth(facts, 5)
-    env._probe_bitsandbytes(facts, 5)
+    env_facts._probe_unsloth(facts, 5)
+    env_facts._probe_bitsandbytes(facts, 5)
     assert (facts["unsloth"]["importable"], facts["unsloth"]["detail"]) == (False, "not tried: the kit uses Unsloth only on a GPU")
     assert facts["unsloth"]["version"] == "2025.10.1" and facts["unsloth"]["pinned"] == "2026.10.9"
     assert facts["bitsandbytes"]["usable"] is False and "no GPU" in facts["bitsandbytes"]["detail"]
 
 
 def test_bitsandbytes_probe_names_the_missing_rocm_library(monkeypatch):
-    monkeypatch.setattr(env, "package_version", lambda name: "0.44.1")
-    monkeypatch.setattr(env, "_run_python", lambda code, t: (False, "RuntimeError: CUDA Setup failed"))
+    monkeypatch.setattr(env_facts, "package_version", lambda name: "0.44.1")
+    monkeypatch.setattr(env_facts, "_run_python", lambda code, t: (False, "RuntimeError: CUDA Setup failed"))
     facts = deep_merge(env.empty_facts(), {"backend": "rocm", "torch": {"hip": "6.2.41133-dd7f95766"}})
-    env._probe_bitsandbytes(facts, 5)
+    env_facts._probe_bitsandbytes(facts, 5)
     bnb = facts["bitsandbytes"]
     assert bnb["usable"] is False and bnb["expected_lib"] == "libbitsandbytes_rocm62.so"
     assert bnb["detail"].startswith("libbitsandbytes_rocm62.so not found") and "CUDA Setup failed" in bnb["detail"]
 
 
 def test_run_python_reports_errors_and_timeouts():
-    assert env._run_python("pass", 30)[0] is True
-    assert env._run_python("raise ImportError('no triton_key')", 30) == (False, "ImportError: no triton_key")
-    assert env._run_python("import sys; sys.exit(3)", 30) == (False, "exit code 3")
-    ok, detail = env._run_python("import time; time.sleep(5)", 0.5)
+    assert env_facts._run_python("pass", 30)[0] is True
+    assert env_facts._run_python("raise ImportError('no triton_key')", 30) == (False, "ImportError: no triton_key")
+    assert env_facts._run_python("import sys; sys.exit(3)", 30) == (False, "exit code 3")
+    ok, detail = env_facts._run_python("import time; time.sleep(5)", 0.5)
     assert ok is False and "timed out" in detail
 
 

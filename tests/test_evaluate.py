@@ -118,12 +118,12 @@ def test_eval_rows_round_trip_and_bad_rows_are_located(tmp_path):
 
 
 def test_buckets_follow_the_curriculum_scorer():
-    from helpers import curriculum
+    from helpers import difficulty
     recs = [_rec(0, 0, source="puzzles/family", difficulty=8.0, origin="generated"),
             _rec(1, 0, source="puzzles/family", difficulty=1.0, origin="generated"), _rec(2, 0, source="kit/a")]
     got = evaluate.assign_buckets(recs)
     assert got[:2] == ["hard", "easy"]  # a generated puzzle keeps its own difficulty, as in notebook 02
-    assert got[2] == curriculum.bucket(curriculum.heuristic_score(recs[2]))
+    assert got[2] == difficulty.bucket(difficulty.heuristic_score(recs[2]))
     assert evaluate.assign_buckets(recs, lambda r: 6.0) == ["medium"] * 3
 
 

@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 
 from helpers.env import box, gpu_setup, stack
+from helpers.env.__main__ import main as env_main
 from helpers.io import InputError
 
 # A ROCm container: torch and its triton from the ROCm index, a bitsandbytes too old for Unsloth's 4-bit on AMD.
@@ -156,7 +158,7 @@ def test_setup_gpu_on_a_cpu_torch_says_so_in_one_line_and_installs_nothing(monke
     monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: None)  # whatever torch the test box has
     monkeypatch.setattr(gpu_setup, "download", lambda: pytest.fail("nothing may be downloaded on a CPU torch"))
     monkeypatch.setattr(gpu_setup, "_pip", lambda args: pytest.fail("pip may not run on a CPU torch"))
-    assert gpu_setup.main(["install"]) == 2
+    assert env_main(["gpu-setup", "install"]) == 2
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "CPU build" in out and "Nothing installed" in out
 
@@ -200,32 +202,33 @@ def test_the_box_torch_and_what_it_requires_are_held_at_their_installed_versions
 
 
 def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
-    from helpers import models
+    from helpers.models import unsloth_api
 
     def from_pretrained(model_name, max_seq_length=2048, dtype=None):  # an older release: no use_exact_model_name
         return model_name
     with pytest.raises(RuntimeError, match=r"takes no use_exact_model_name.*make setup-gpu"):
-        models.call_checked(from_pretrained, {"model_name": "m", "use_exact_model_name": True}, "from_pretrained")
-    assert models.call_checked(from_pretrained, {"model_name": "m", "dtype": "bf16"}, "from_pretrained") == "m"
+        unsloth_api.call_checked(from_pretrained, {"model_name": "m", "use_exact_model_name": True}, "from_pretrained")
+    assert unsloth_api.call_checked(from_pretrained, {"model_name": "m", "dtype": "bf16"}, "from_pretrained") == "m"
 
     def get_peft_model(model, r=16, **kwargs):  # Unsloth's take **kwargs: only the kit's known pass-throughs may go
         return kwargs
-    assert models.call_checked(get_peft_model, {"model": 1, "use_dora": True}, "get_peft_model") == {"use_dora": True}
+    passed = unsloth_api.call_checked(get_peft_model, {"model": 1, "use_dora": True}, "get_peft_model")
+    assert passed == {"use_dora": True}
     with pytest.raises(RuntimeError, match="takes no use_exact_model_name"):  # else silently absorbed by **kwargs
-        models.call_checked(get_peft_model, {"model": 1, "use_exact_model_name": True}, "from_pretrained")
+        unsloth_api.call_checked(get_peft_model, {"model": 1, "use_exact_model_name": True}, "from_pretrained")
 
 
 def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):
     import importlib
 
-    from helpers import models
+    from helpers.models import unsloth_api
 
     def boom(name):
         raise ImportError("No module named 'unsloth_zoo'")
     monkeypatch.setattr(importlib, "import_module", boom)
     with pytest.raises(RuntimeError, match=r"import unsloth failed \(ImportError: No module named 'unsloth_zoo'\)"
                                            r"\. Fix: make setup-gpu"):
-        models.import_unsloth()
+        unsloth_api.import_unsloth()
 
 
 def test_an_old_pip_is_one_line_before_anything_is_downloaded(monkeypatch, capsys):
@@ -237,3 +240,15 @@ def test_an_old_pip_is_one_line_before_anything_is_downloaded(monkeypatch, capsy
     assert "pip 21.3.1 cannot plan the install" in capsys.readouterr().out
     monkeypatch.setattr(metadata, "version", lambda name: "26.2")
     assert gpu_setup.pip_problem() is None
+
+
+def test_the_box_commands_run_on_the_standard_library_alone(tmp_path):
+    """make setup runs `python -m helpers.env box ...` before pip installs anything: -S hides every site package."""
+    pins = tmp_path / "pins.txt"
+    pins.write_text("# pins\nnumpy==2.4.6\n")
+    root = str(Path(__file__).resolve().parents[1])
+    code = (f"import runpy, sys; sys.path.insert(0, {root!r}); sys.argv = ['helpers.env', 'box', 'constraints', "
+            f"{str(pins)!r}]; runpy.run_module('helpers.env', run_name='__main__', alter_sys=True)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["# pins", "numpy==2.4.6"]

@@ -32,8 +32,8 @@ def small_config(**over) -> dict:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """python -m helpers.env.memory ARGS from the project root."""
-    return subprocess.run([sys.executable, "-m", "helpers.env.memory", *args], cwd=ROOT, capture_output=True,
+    """python -m helpers.env memory ARGS from the project root."""
+    return subprocess.run([sys.executable, "-m", "helpers.env", "memory", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 
@@ -293,9 +293,9 @@ def test_cli_config_json_path(tmp_path):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and str(path) in bad.stderr
 
 
-def test_the_issue_command_line_lands_within_15_percent_of_the_seeds_147():
+def test_the_readme_command_line_lands_within_15_percent_of_the_seeds_147():
     """The exact command a team would type; the default backend is the kit's GPU path (Unsloth)."""
-    proc = subprocess.run([sys.executable, "-m", "helpers.env.memory", "--model", "Qwen/Qwen2.5-72B-Instruct",
+    proc = subprocess.run([sys.executable, "-m", "helpers.env", "memory", "--model", "Qwen/Qwen2.5-72B-Instruct",
                            "--dtype", "bf16", "--method", "lora", "--rank", "64", "--batch-size", "4",
                            "--seq-len", "2048", "--grad-checkpointing", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)

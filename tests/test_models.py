@@ -238,7 +238,7 @@ def test_tokenizer_alone_reads_trust_remote_code_as_load_model_does(monkeypatch,
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
     tok = models.load_tokenizer(str(tiny_model_dir()), {"trust_remote_code": value})
     assert seen["trust_remote_code"] is expected  # a string "false" must never switch remote code on
-    assert models.resolve_settings({"trust_remote_code": value}, None)["trust_remote_code"] is expected
+    assert models.resolve_settings({**MODEL_CFG, "trust_remote_code": value}, None)["trust_remote_code"] is expected
     assert tok.padding_side == "left"
 
 

@@ -1,4 +1,4 @@
-"""Tier 1: static notebook checks (no torch, no kernel): the house rules of design.md."""
+"""Tier 1: static notebook checks (no torch, no kernel): the house rules (README / docs)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import torch
 from helpers import config, models
 from helpers.env import memory
 from helpers.models import packaged as pm
+from helpers.models.__main__ import main as models_main
 from helpers.io import read_json
 from helpers.layout import RunLayout
 from helpers.prompts import render_example
@@ -20,7 +21,8 @@ from helpers.scoring import end_of_turn_ids, letter_token_ids, score_letters
 from _tiny import bundled_records, cpu_recommendation, one_torch_thread, smollm2_dir, tiny_llama_dir, write_curriculum
 
 SPEC = pm.PACKAGED["smollm2-135m"]
-MODEL_CFG = {"dtype": "float32", "use_unsloth": False, "gradient_checkpointing": True}
+MODEL_CFG = {**config.load_profile("cpu")["model"], "dtype": "float32", "use_unsloth": False,
+             "gradient_checkpointing": True}
 _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 
@@ -53,7 +55,7 @@ def test_a_gguf_with_another_hash_is_refused(tmp_path):
 def test_unknown_names_and_base_values():
     assert pm.is_packaged("smollm2-135m") and not pm.is_packaged("tiny") and not pm.is_packaged(SPEC.hub_id)
     with pytest.raises(SystemExit):
-        pm.main(["convert", "gpt-5"])
+        models_main(["convert", "gpt-5"])
 
 
 # ---------------------------------------------------------------- the converted folder
@@ -140,7 +142,8 @@ def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
 def test_answer_only_loss_matches_the_llama_models_own_loss():
     from _tiny import answer_only_vs_full_loss
     torch.manual_seed(0)
-    model, tok, _ = models.load_model(str(tiny_llama_dir()), model_cfg={"gradient_checkpointing": False},
+    model, tok, _ = models.load_model(str(tiny_llama_dir()), model_cfg={**config.load_profile("cpu")["model"],
+                                                                           "gradient_checkpointing": False},
                                       for_training=True)
     model = models.add_adapter(model, {"method": "dora", "r": 4, "alpha": 8}, config.load_profile("cpu", "t")
                                ["train"]["target_modules"])
@@ -193,10 +196,10 @@ def real_lora(tmp_path_factory):
 
 @pytest.mark.realmodel
 def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
-    """What SmolLM2-135M reliably learns from the kit's training (README, "A real model on a CPU"): the answer
+    """What SmolLM2-135M reliably learns from the kit's training (docs/results.md, "A real model on a CPU"): the answer
     form. The base replies "B) September ..." (the letter, then it goes on), so a letter-only harness must parse;
     the adapter replies with the letter and closes its turn. Its accuracy is not asserted: at 135M it stays near
-    chance on these questions, before and after (the README gives the measured figures)."""
+    chance on these questions, before and after (docs/results.md gives the measured figures)."""
     from helpers.train.telemetry import read_metrics
     model, tok, _ = smol
     summary, out, val = real_lora
@@ -243,7 +246,7 @@ def test_the_exported_real_model_agents_pass_the_harness_filters(real_lora, tmp_
     import time
 
     from helpers import scoring
-    from helpers.agents import export
+    from helpers.agents.harness import export
 
     from _harness import harness_answers, harness_questions
     _, out, _ = real_lora

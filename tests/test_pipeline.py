@@ -11,26 +11,27 @@ import nbformat
 import pytest
 
 from helpers import config, pipeline
+from helpers.layout import NOTEBOOKS, RunLayout, filtered_name
 
 import _learning
 from conftest import terminal_to
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# What each stage must leave under runs/<run>/ (design.md, artifact table).
-STAGE_ARTIFACTS = {
-    "00": ["env.json", "notebooks/00_env_check.ipynb"],
-    "01": ["data/train.jsonl", "data/val.jsonl", "data/report.json"],
-    "02": ["curriculum/train.jsonl", "curriculum/stats.json"],
-    "03": ["models/model1_lora/summary.json", "models/model1_lora/metrics.jsonl"],
-    "04": ["models/model2_rslora/summary.json", "models/model2_rslora/metrics.jsonl"],
-    "05": ["models/model3_dora/summary.json", "models/model3_dora/metrics.jsonl"],
-    "06": ["eval/summary.json"],
-    "07": ["ensemble/summary.json"],
-    "08": ["agents/writer_train.jsonl", "models/writer/adapter/adapter_config.json", "agents/writer.json",
-           "agents/reasoner_train.jsonl", "models/reasoner/adapter/adapter_config.json", "agents/reasoner.json",
-           "agents/tournament.json", "agents/filtered_questions.json", "agents/filtered_answers.json"],
-}
+# What each stage must leave under runs/<run>/: its files, named by the run layout (helpers.layout).
+LAY = RunLayout(Path("."))
+TRAINED = {nn: NOTEBOOKS[nn].removeprefix(f"{nn}_train_") for nn in ("03", "04", "05")}  # "03" -> "model1_lora"
+STAGE_ARTIFACTS = {nn: [LAY.rel(p) for p in paths] for nn, paths in {
+    "00": [LAY.env, LAY.executed_notebook(NOTEBOOKS["00"])],
+    "01": [LAY.train_data, LAY.val_data, LAY.data_report],
+    "02": [LAY.curriculum, LAY.curriculum_stats],
+    **{nn: [LAY.model_summary(name), LAY.metrics(name)] for nn, name in TRAINED.items()},
+    "06": [LAY.eval_summary],
+    "07": [LAY.ensemble_summary],
+    "08": [LAY.writer_data, LAY.adapter_dir(config.WRITER) / "adapter_config.json", LAY.writer_report,
+           LAY.reasoner_data, LAY.adapter_dir(config.REASONER) / "adapter_config.json", LAY.reasoner_report,
+           LAY.tournament, LAY.filtered_questions, filtered_name(LAY.answers)],
+}.items()}
 
 
 def _notebook(path: Path, cells: list[str]) -> Path:
@@ -114,7 +115,7 @@ def test_a_passing_pipeline_prints_no_error_or_traceback(smoke_run):
 
 @pytest.mark.pipeline
 def test_the_smoke_writer_is_trained_measured_and_fielded_as_its_measurement_says(smoke_run):
-    from helpers.agents.writer_measure import justified_share
+    from helpers.agents.stages.writer_measure import justified_share
     run, _ = smoke_run
     rep = json.loads((run / "agents" / "writer.json").read_text())
     share, _ = justified_share(rep)
@@ -128,7 +129,7 @@ def test_the_smoke_writer_is_trained_measured_and_fielded_as_its_measurement_say
 
 @pytest.mark.pipeline
 def test_the_smoke_reasoner_is_trained_measured_and_answers_as_its_measurement_says(smoke_run):
-    from helpers.agents.reason_measure import justified_mode
+    from helpers.agents.stages.reasoner_measure import justified_mode
     run, _ = smoke_run
     rep = json.loads((run / "agents" / "reasoner.json").read_text())
     mode, _ = justified_mode(rep)
@@ -146,7 +147,7 @@ def test_notebook_08_releases_each_model_before_the_next_loads(smoke_run):
     """The writer's and the reasoner's training copies, the team model before the export check and the exported
     Q-agent's copy are each released with nothing left holding them (helpers.models.release says when one is)."""
     run, _ = smoke_run
-    executed = nbformat.read(str(run / "notebooks" / "08_agents.ipynb"), as_version=4)
+    executed = nbformat.read(str(run / LAY.rel(LAY.executed_notebook(NOTEBOOKS["08"]))), as_version=4)
     text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
     lines = [line for line in text.splitlines() if line.startswith("[release]")]
     for label in ("after training writer", "after training reasoner", "before loading the team model",

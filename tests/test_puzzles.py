@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -16,8 +17,9 @@ import numpy as np
 import pytest
 
 from helpers import filters, puzzles
-from helpers.puzzles import family as puzzles_family
-from helpers.puzzles import seating as puzzles_seating
+from helpers.puzzles import catalogue
+from helpers.puzzles.kinship import tree as family_tree
+from helpers.puzzles.seating import classic as seating_classic
 from helpers.records import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +34,7 @@ def linear(clues: list, question: list, people=("Ana", "Ben", "Cal", "Dev")) -> 
 def as_record(puzzle: dict, choices: list[str], answer: int) -> dict:
     """A hand-made record around a crafted puzzle, rendered exactly as the generator renders."""
     kind = puzzle["kind"]
-    mod = puzzles_family if kind == "family" else puzzles_seating
+    mod = family_tree if kind == "family" else seating_classic
     return {"id": "crafted", "source": f"puzzles/{kind}", "question": mod.render(puzzle), "choices": choices,
             "answer": answer, "explanation": "crafted", "topic": puzzles.TOPICS[kind][0], "difficulty": 3.0,
             "origin": "generated", "subtopic": puzzles.TOPICS[kind][1], "puzzle": puzzle}
@@ -45,7 +47,7 @@ AMBIGUOUS = [["pos", "Ana", 1], ["right_adj", "Dev", "Cal"]]  # Ana Cal Dev Ben,
 
 def test_crafted_ambiguous_seating_has_two_answers_and_is_rejected():
     puzzle = linear(AMBIGUOUS, ["at_right", 1])
-    assert puzzles_seating.possible_answers(puzzle) == {"Ben", "Dev"}
+    assert seating_classic.possible_answers(puzzle) == {"Ben", "Dev"}
     rec = as_record(puzzle, ["Ana", "Ben", "Cal", "Dev"], 3)
     assert puzzles.solve(rec) == set()
     assert not puzzles.verify(rec) and "not_unique" in puzzles.problems(rec)
@@ -53,7 +55,7 @@ def test_crafted_ambiguous_seating_has_two_answers_and_is_rejected():
 
 def test_crafted_unique_seating_is_proven():
     puzzle = linear(AMBIGUOUS + [["not_end", "Ben"]], ["at_right", 1])
-    seats, _ = puzzles_seating.consistent(puzzle)
+    seats = seating_classic.consistent(puzzle)
     assert seats.tolist() == [[0, 1, 2, 3]]  # Ana, Ben, Cal, Dev from the left
     rec = as_record(puzzle, ["Ana", "Ben", "Cal", "Dev"], 3)
     assert puzzles.solve(rec) == {3}
@@ -64,7 +66,7 @@ def test_crafted_unique_seating_is_proven():
 
 def test_contradictory_clues_prove_nothing():
     puzzle = linear([["pos", "Ana", 1], ["pos", "Ben", 1]], ["at", 1])
-    assert puzzles_seating.possible_answers(puzzle) == set()
+    assert seating_classic.possible_answers(puzzle) == set()
     assert puzzles.solve(as_record(puzzle, ["Ana", "Ben", "Cal", "Dev"], 0)) == set()
 
 
@@ -73,29 +75,89 @@ def test_round_table_left_depends_on_facing():
     table = {"kind": "seating_circular", "people": ["Ana", "Ben", "Cal", "Dev", "Eva"], "facing": "centre"}
     row = np.array([[0, 1, 2, 3, 4]], dtype=np.int8)
     ben_left_of_ana = ["left_adj", "Ben", "Ana"]
-    assert puzzles_seating.clue_mask(ben_left_of_ana, table, row)[0]  # facing in, your left is clockwise
-    assert not puzzles_seating.clue_mask(ben_left_of_ana, dict(table, facing="out"), row)[0]
-    assert puzzles_seating.clue_mask(["right_adj", "Ben", "Ana"], dict(table, facing="out"), row)[0]
-    assert puzzles_seating.clue_mask(["kth_left", "Dev", "Ben", 2], table, row)[0]
-    occ = np.argsort(row, axis=1)
-    assert puzzles_seating.answers(["left_q", "Eva"], table, row, occ) == ["Ana"]  # wraps round the table
-    assert puzzles_seating.answers(["right_q", "Eva"], dict(table, facing="out"), row, occ) == ["Ana"]
+    assert seating_classic.clue_mask(ben_left_of_ana, table, row)[0]  # facing in, your left is clockwise
+    assert not seating_classic.clue_mask(ben_left_of_ana, dict(table, facing="out"), row)[0]
+    assert seating_classic.clue_mask(["right_adj", "Ben", "Ana"], dict(table, facing="out"), row)[0]
+    assert seating_classic.clue_mask(["kth_left", "Dev", "Ben", 2], table, row)[0]
+    assert seating_classic.answers(["left_q", "Eva"], table, row) == ["Ana"]  # wraps round the table
+    assert seating_classic.answers(["right_q", "Eva"], dict(table, facing="out"), row) == ["Ana"]
 
 
 def test_row_left_is_the_lower_seat_and_ends_have_no_outer_neighbour():
     puzzle = linear([], ["left_q", "Ana"])
     row = np.array([[0, 1, 2, 3]], dtype=np.int8)  # Ana, Ben, Cal, Dev from the left
-    occ = np.argsort(row, axis=1)
-    assert puzzles_seating.answers(["left_q", "Ana"], puzzle, row, occ) == [None]
-    assert puzzles_seating.answers(["right_q", "Ana"], puzzle, row, occ) == ["Ben"]
-    assert puzzles_seating.answers(["count_q", "Ana", "Dev"], puzzle, row, occ) == ["2"]
-    assert puzzles_seating.clue_mask(["gap", "Ana", "Dev", 2], puzzle, row)[0]
-    assert puzzles_seating.clue_mask(["left_of", "Ana", "Cal"], puzzle, row)[0]
+    assert seating_classic.answers(["left_q", "Ana"], puzzle, row) == [None]
+    assert seating_classic.answers(["right_q", "Ana"], puzzle, row) == ["Ben"]
+    assert seating_classic.answers(["count_q", "Ana", "Dev"], puzzle, row) == ["2"]
+    assert seating_classic.clue_mask(["gap", "Ana", "Dev", 2], puzzle, row)[0]
+    assert seating_classic.clue_mask(["left_of", "Ana", "Cal"], puzzle, row)[0]
 
 
 def test_round_table_solver_fixes_rotation():
-    assert len(puzzles_seating.arrangements(6, True)) == 120  # (6-1)! seatings, not 6!
-    assert len(puzzles_seating.arrangements(6, False)) == 720
+    assert len(seating_classic.seatings(6, True)) == 120  # (6-1)! seatings, not 6!
+    assert len(seating_classic.seatings(6, False)) == 720
+
+
+def brute_force_answers(puzzle: dict) -> set:
+    """An independent proof of a row or round-table puzzle: every seating enumerated in plain Python (people[0]
+    at seat 0 at a round table), the clues read from seat numbers, the question's answer in each that fits."""
+    people, n = puzzle["people"], len(puzzle["people"])
+    circular, d = puzzle["kind"] == "seating_circular", 1 if puzzle.get("facing", "centre") == "centre" else -1
+    out = set()
+    rows = ((0, *p) for p in itertools.permutations(range(1, n))) if circular else itertools.permutations(range(n))
+    for seat_of in rows:
+        at = dict(zip(people, seat_of))
+        if all(brute_force_holds(clue, at, n, circular, d) for clue in puzzle["clues"]):
+            out.add(brute_force_answer(puzzle["question"], at, n, circular, d))
+    return out
+
+
+def _moved(s: int, rel: str, k: int, n: int, circular: bool, d: int) -> int:
+    """The seat k to the left/right of seat s (the sitter's own: a row faces north, a table turns by d)."""
+    sign = 1 if rel == "left" else -1
+    return (s + sign * d * k) % n if circular else s - sign * k
+
+
+def brute_force_holds(clue: list, at: dict, n: int, circular: bool, d: int) -> bool:
+    """One clue's truth in one seating (at: person -> seat)."""
+    kind, x = clue[0], at[clue[1]]
+    near = (lambda a, b: (a - b) % n in (1, n - 1)) if circular else (lambda a, b: abs(a - b) == 1)
+    if kind in ("pos", "pos_right"):
+        return x == (clue[2] - 1 if kind == "pos" else n - clue[2])
+    if kind in ("end", "not_end"):
+        return (x in (0, n - 1)) == (kind == "end")
+    y = at[clue[2]]
+    if kind in ("left_adj", "right_adj", "kth_left", "kth_right"):
+        k = clue[3] if kind.startswith("kth") else 1
+        return x == _moved(y, "left" if "left" in kind else "right", k, n, circular, d)
+    return {"left_of": lambda: x < y, "adj": lambda: near(x, y), "not_adj": lambda: not near(x, y),
+            "between": lambda: near(x, y) and near(x, at[clue[3]]), "opposite": lambda: (x - y) % n == n // 2,
+            "gap": lambda: abs(x - y) == clue[3] + 1}[kind]()
+
+
+def brute_force_answer(question: list, at: dict, n: int, circular: bool, d: int) -> str | None:
+    """The question's answer in one seating (None when the asked seat does not exist)."""
+    kind = question[0]
+    if kind == "count_q":
+        return str(abs(at[question[1]] - at[question[2]]) - 1)
+    if kind in ("at", "at_right"):
+        seat = question[1] - 1 if kind == "at" else n - question[1]
+    elif kind == "opposite_q":
+        seat = (at[question[1]] + n // 2) % n
+    else:
+        k = question[2] if kind.startswith("kth") else 1
+        seat = _moved(at[question[1]], "left" if "left" in kind else "right", k, n, circular, d)
+    return next((p for p, s in at.items() if s == seat), None)
+
+
+def test_an_independent_brute_force_proves_the_same_keys():
+    """Row and round-table records: plain-Python enumeration of every seating agrees with the shared solver."""
+    for kind in ("seating_linear", "seating_circular"):
+        for rec in puzzles.generate(24, seed=11, kinds=(kind,)):
+            assert brute_force_answers(rec["puzzle"]) == {rec["choices"][rec["answer"]]}, rec["id"]
+    for puzzle in (linear(AMBIGUOUS, ["at_right", 1]), linear([["pos", "Ana", 1], ["pos", "Ben", 1]], ["at", 1]),
+                   linear([["pos", "Ana", 1]], ["left_q", "Ana"])):
+        assert brute_force_answers(puzzle) == seating_classic.possible_answers(puzzle)
 
 
 # ---- family: crafted proofs -------------------------------------------------------------------
@@ -106,42 +168,42 @@ def family(facts: list, question: list) -> dict:
 
 def test_crafted_family_relation_is_derived_from_facts():
     puzzle = family([["mother", "Ana", "Ben"], ["brother", "Carl", "Ana"]], ["relation", "Carl", "Ben"])
-    assert puzzles_family.possible_answers(puzzle) == {"Uncle"}
+    assert family_tree.possible_answers(puzzle) == {"Uncle"}
     rec = as_record(puzzle, ["Father", "Uncle", "Cousin", "Aunt"], 1)
     assert puzzles.solve(rec) == {1} and puzzles.verify(rec)
-    assert puzzles_family.explain(puzzle, "Uncle") == "Ben's mother is Ana. Ana's brother is Carl. So Carl is Ben's uncle."
+    assert family_tree.explain(puzzle, "Uncle") == "Ben's mother is Ana. Ana's brother is Carl. So Carl is Ben's uncle."
 
 
 def test_unstated_gender_leaves_the_relation_open():
     # "Ana is Cal's sister" says nothing about Cal's gender: uncle or aunt is not proven
     puzzle = family([["mother", "Ana", "Ben"], ["sister", "Ana", "Cal"]], ["relation", "Cal", "Ben"])
-    assert puzzles_family.possible_answers(puzzle) == set()
+    assert family_tree.possible_answers(puzzle) == set()
     assert not puzzles.verify(as_record(puzzle, ["Uncle", "Aunt", "Father", "Cousin"], 0))
 
 
 def test_family_conventions_shared_parents_and_co_parents():
     shared = family([["son", "Dan", "Gus"], ["father", "Gus", "Eve"], ["mother", "Eve", "Kim"]],
                     ["relation", "Dan", "Kim"])
-    assert puzzles_family.possible_answers(shared) == {"Uncle"}  # Dan and Eve are both Gus's children
+    assert family_tree.possible_answers(shared) == {"Uncle"}  # Dan and Eve are both Gus's children
     co_parent = family([["mother", "Ana", "Ben"], ["husband", "Carl", "Ana"]], ["relation", "Carl", "Ben"])
-    assert puzzles_family.possible_answers(co_parent) == {"Father"}
+    assert family_tree.possible_answers(co_parent) == {"Father"}
     cousin = family([["mother", "Ana", "Ben"], ["sister", "Ana", "Cat"], ["son", "Dan", "Cat"]], ["relation", "Dan", "Ben"])
-    assert puzzles_family.possible_answers(cousin) == {"Cousin"}
+    assert family_tree.possible_answers(cousin) == {"Cousin"}
 
 
 def test_two_fathers_is_a_contradiction():
     puzzle = family([["mother", "Ana", "Ben"], ["father", "Dan", "Ana"], ["father", "Eli", "Ana"]],
                     ["who", "maternal grandfather", "Ben"])
-    assert puzzles_family.close(puzzle["facts"]) is None
-    assert puzzles_family.possible_answers(puzzle) == set()
+    assert family_tree.close(puzzle["facts"]) is None
+    assert family_tree.possible_answers(puzzle) == set()
 
 
 def test_who_question_needs_the_middle_generation_gender():
     stated = family([["mother", "Ana", "Ben"], ["father", "Dan", "Ana"]], ["who", "maternal grandfather", "Ben"])
-    assert puzzles_family.possible_answers(stated) == {"Dan"}
-    assert puzzles_family.possible_answers(dict(stated, question=["who", "paternal grandfather", "Ben"])) == set()
+    assert family_tree.possible_answers(stated) == {"Dan"}
+    assert family_tree.possible_answers(dict(stated, question=["who", "paternal grandfather", "Ben"])) == set()
     unsexed = family([["son", "Ben", "Ana"], ["father", "Dan", "Ana"]], ["who", "maternal grandfather", "Ben"])
-    assert puzzles_family.possible_answers(unsexed) == set()  # Ana's gender is never said
+    assert family_tree.possible_answers(unsexed) == set()  # Ana's gender is never said
 
 
 def test_hidden_tree_relation_agrees_with_hand_built_tree():
@@ -150,12 +212,12 @@ def test_hidden_tree_relation_agrees_with_hand_built_tree():
             "mother": {"G": None, "H": None, "M": "H", "U": "H", "W": None, "Y": "M", "C": "W", "S": None},
             "spouse": {"G": "H", "H": "G", "U": "W", "W": "U", "M": "S", "S": "M"}}
     tree["father"]["Y"] = "S"
-    assert puzzles_family.true_relation(tree, "U", "Y") == "uncle"
-    assert puzzles_family.true_relation(tree, "W", "Y") == "uncle"  # by marriage (aunt)
-    assert puzzles_family.true_relation(tree, "C", "Y") == "cousin"
-    assert puzzles_family.true_relation(tree, "G", "Y") == "grandparent"
-    assert puzzles_family.true_relation(tree, "G", "S") == "parent-in-law"
-    assert puzzles_family.true_relation(tree, "U", "S") == "sibling-in-law"
+    assert family_tree.true_relation(tree, "U", "Y") == "uncle"
+    assert family_tree.true_relation(tree, "W", "Y") == "uncle"  # by marriage (aunt)
+    assert family_tree.true_relation(tree, "C", "Y") == "cousin"
+    assert family_tree.true_relation(tree, "G", "Y") == "grandparent"
+    assert family_tree.true_relation(tree, "G", "S") == "parent-in-law"
+    assert family_tree.true_relation(tree, "U", "S") == "sibling-in-law"
 
 
 # ---- generated records ------------------------------------------------------------------------
@@ -208,10 +270,10 @@ def test_worker_processes_build_the_same_records():
 
 def test_a_duplicate_is_replaced_by_the_items_next_puzzle():
     combos = [("seating_linear", 1)]
-    first, state0, _ = puzzles._first_of_item((4, 0, "seating_linear", 1))
-    second, state1, counts1 = puzzles._first_of_item((4, 1, "seating_linear", 1))
+    first, state0, _ = catalogue._first_of_item((4, 0, "seating_linear", 1))
+    second, state1, counts1 = catalogue._first_of_item((4, 1, "seating_linear", 1))
     stats: dict = {}
-    out = list(puzzles._in_order(4, combos, [(first, state0, {}), (first, state1, counts1)], stats))
+    out = list(catalogue._in_order(4, combos, [(first, state0, {}), (first, state1, counts1)], stats))
     assert out[0] == first and out[1] != first and puzzles.verify(out[1])
     assert out[1]["id"] == "seating_linear-s4-000001" and out[1]["answer"] == 1  # item 1 keeps its letter
     assert stats["duplicate"] == 1 and stats["accepted"] == 2
@@ -246,7 +308,7 @@ def test_every_seating_clue_is_needed():
         p = r["puzzle"]
         for i in range(len(p["clues"])):
             fewer = dict(p, clues=p["clues"][:i] + p["clues"][i + 1:])
-            assert len(puzzles_seating.possible_answers(fewer)) > 1, (r["id"], i)
+            assert len(seating_classic.possible_answers(fewer)) > 1, (r["id"], i)
 
 
 def test_tampering_is_caught():
@@ -332,10 +394,10 @@ def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
     for kind in ("seating_linear", "seating_circular"):
         for rec in puzzles.generate(12, seed=8, kinds=(kind,), levels=(3,)):
             puzzle = rec["puzzle"]
-            steps = puzzles_seating.deduction(puzzle)
+            steps = seating_classic.deduction(puzzle)
             counts = [c for _, c in steps]
             assert sorted(i for i, _ in steps) == list(range(len(puzzle["clues"])))
-            assert counts == sorted(counts, reverse=True) and counts[-1] == len(puzzles_seating.consistent(puzzle)[0])
+            assert counts == sorted(counts, reverse=True) and counts[-1] == len(seating_classic.consistent(puzzle))
             assert rec["explanation"].startswith("Of ") and f"-> {counts[0]:,}" in rec["explanation"]
             assert len(rec["explanation"].split()) < 100
 
@@ -353,7 +415,7 @@ def test_measured_difficulty_rises_with_the_level_in_every_family():
 def test_a_caller_with_a_deadline_is_not_kept_waiting(monkeypatch):
     """After the first failed attempt make_puzzle asks give_up() and stops with TimeoutError when it says so."""
     asked = []
-    monkeypatch.setattr(puzzles, "_build", lambda kind, level, rng, stats, give_up: None)  # every attempt fails
+    monkeypatch.setattr(catalogue, "_build", lambda kind, level, rng, stats, give_up: None)  # every attempt fails
     with pytest.raises(TimeoutError, match="seating_attributes"):
         puzzles.make_puzzle("seating_attributes", 3, 0, random.Random(1), {}, id="x",
                             give_up=lambda: asked.append(1) or True)

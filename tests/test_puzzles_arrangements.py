@@ -1,4 +1,4 @@
-"""New seating families (helpers.puzzles.arrangements and its seat_* modules): generated puzzles are proven, pruned
+"""New seating families (helpers.puzzles.seating.layouts, on text, solver, world): generated puzzles are proven, pruned
 and short; crafted puzzles with known answers and ambiguities; per-sitter left/right; the CSP against brute force."""
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from helpers import puzzles
-from helpers.puzzles import arrangements as arr
-from helpers.puzzles import csp, seat_solver, seat_world
+from helpers.puzzles import csp
+from helpers.puzzles.seating import layouts
+from helpers.puzzles.seating import solver as seating_solver
+from helpers.puzzles.seating import world as seating_world
 
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
@@ -30,7 +32,7 @@ def generate(kind: str, level: int, n: int, seed: str = "t") -> tuple[list[dict]
     rng, stats, out, attempts = random.Random(f"{seed}:{kind}:{level}"), {}, [], 0
     while len(out) < n:
         attempts += 1
-        built = arr.build(rng, NAMES, kind=kind, level=level, stats=stats)
+        built = layouts.build(rng, NAMES, kind=kind, level=level, stats=stats)
         if built is not None:
             out.append(built)
     return out, stats, attempts
@@ -39,10 +41,10 @@ def generate(kind: str, level: int, n: int, seed: str = "t") -> tuple[list[dict]
 @pytest.fixture(scope="module")
 def generated() -> dict:
     """PER_COMBO puzzles for every kind x level, built once for the module."""
-    return {(k, lv): generate(k, lv, PER_COMBO) for k in arr.KINDS for lv in (1, 2, 3)}
+    return {(k, lv): generate(k, lv, PER_COMBO) for k in layouts.KINDS for lv in (1, 2, 3)}
 
 
-COMBOS = [(k, lv) for k in arr.KINDS for lv in (1, 2, 3)]
+COMBOS = [(k, lv) for k in layouts.KINDS for lv in (1, 2, 3)]
 
 
 # ---- generated puzzles -------------------------------------------------------------------------------
@@ -54,11 +56,11 @@ def test_generated_answer_is_unique_and_distractors_impossible(generated, kind, 
         p = b["puzzle"]
         assert p["kind"] == kind and json.loads(json.dumps(p)) == p  # plain JSON, nothing hidden
         assert not {"world", "seat", "face"} & set(p)
-        proven = arr.possible_answers(p)
+        proven = layouts.possible_answers(p)
         assert proven == {b["answer"]}, (p, proven)
         assert len(set(b["distractors"])) == 3 and b["answer"] not in b["distractors"]
         assert not proven & set(b["distractors"])
-        assert arr.NO_ANSWER not in b["distractors"]
+        assert layouts.NO_ANSWER not in b["distractors"]
 
 
 @pytest.mark.parametrize("kind,level", COMBOS)
@@ -67,12 +69,12 @@ def test_generated_clues_are_each_necessary(generated, kind, level):
     built, _, _ = generated[(kind, level)]
     for b in built:
         p = b["puzzle"]
-        assert arr.min_clues(kind, level) <= len(p["clues"]) <= arr._max_clues(kind, level)
+        assert layouts.min_clues(kind, level) <= len(p["clues"]) <= layouts._max_clues(kind, level)
         assert len(p["phrasing"]) == len(p["clues"])
         for i in range(len(p["clues"])):
             fewer = dict(p, clues=p["clues"][:i] + p["clues"][i + 1:],
                          phrasing=p["phrasing"][:i] + p["phrasing"][i + 1:])
-            assert len(arr.possible_answers(fewer)) > 1, (p, i)
+            assert len(layouts.possible_answers(fewer)) > 1, (p, i)
 
 
 @pytest.mark.parametrize("kind,level", COMBOS)
@@ -80,11 +82,11 @@ def test_generated_text_fits_and_explanation_is_short(generated, kind, level):
     built, _, _ = generated[(kind, level)]
     for b in built:
         p = b["puzzle"]
-        text = arr.render(p)
+        text = layouts.render(p)
         choices = [b["answer"], *b["distractors"]]
-        assert arr.official_length(text, choices) < 400
-        assert puzzles.official_length(text, choices) == arr.official_length(text, choices)
-        expl = arr.explain(p, b["answer"])
+        assert layouts.official_length(text, choices) < 400
+        assert puzzles.official_length(text, choices) == layouts.official_length(text, choices)
+        expl = layouts.explain(p, b["answer"])
         assert 5 < len(expl.split()) < 100  # helpers.puzzles rejects 100 words or more
         assert b["answer"] in expl
         marks = [expl.index(f"clue {i + 1}") for i in range(len(p["clues"]))]
@@ -96,20 +98,20 @@ def test_generated_work_is_consistent(generated, kind, level):
     built, _, _ = generated[(kind, level)]
     for b in built:
         p = b["puzzle"]
-        w = arr.work(p)
+        w = layouts.work(p)
         after = w["log2_after"]
         assert w["steps"] == len(p["clues"]) == len(after)
         assert all(x >= y for x, y in zip([w["log2_space"], *after], after))
-        model = arr.Model(p)
-        worlds = seat_solver.solve(model, p["clues"]).count()  # from scratch, not the incremental trace
+        model = layouts.Model(p)
+        worlds = seating_solver.solve(model, p["clues"]).count()  # from scratch, not the incremental trace
         assert w["worlds"] == worlds >= 1
         assert after[-1] == round(math.log2(worlds), 3)
 
 
 def test_levels_rise_in_difficulty(generated):
     """Per kind, level 3 needs more clues or searches a bigger space than level 1 (the solver's work)."""
-    for kind in arr.KINDS:
-        work = {lv: [arr.work(b["puzzle"]) for b in generated[(kind, lv)][0]] for lv in (1, 2, 3)}
+    for kind in layouts.KINDS:
+        work = {lv: [layouts.work(b["puzzle"]) for b in generated[(kind, lv)][0]] for lv in (1, 2, 3)}
         load = {lv: np.mean([w["steps"] + 0.25 * w["log2_space"] for w in ws]) for lv, ws in work.items()}
         assert load[1] < load[2] < load[3], (kind, load)
 
@@ -129,9 +131,9 @@ def test_phrasings_vary(generated):
         for b in built:
             p = b["puzzle"]
             for clue, ph in zip(p["clues"], p["phrasing"]):
-                assert len(arr.clue_variants(p, clue)) >= 2, clue
+                assert len(layouts.clue_variants(p, clue)) >= 2, clue
                 used.setdefault(clue[0], set()).add(ph)
-            assert len(arr.question_variants(p)) >= 2 and len(arr.intro_variants(p)) >= 2
+            assert len(layouts.question_variants(p)) >= 2 and len(layouts.intro_variants(p)) >= 2
     common = [t for t in ("left", "right", "adj", "same", "faces") if t in used]
     assert len(common) >= 4 and all(len(used[t]) >= 2 for t in common), used
 
@@ -140,19 +142,19 @@ def test_statement_questions_are_generated():
     """Level-3 "which statement is true?" puzzles: exactly one statement proven, the other three refuted."""
     rng, stats, found = random.Random("statements"), {}, []
     while len(found) < 3:
-        b = arr.build(rng, NAMES, kind="seating_row_facing", level=3, stats=stats)
+        b = layouts.build(rng, NAMES, kind="seating_row_facing", level=3, stats=stats)
         if b and b["puzzle"]["question"][0] == "statement":
             found.append(b)
     for b in found:
         p = b["puzzle"]
-        texts = arr.statement_texts(p)
+        texts = layouts.statement_texts(p)
         assert sorted(texts) == sorted([b["answer"], *b["distractors"]])
-        assert arr.possible_answers(p) == {b["answer"]}
-        assert arr.render(p).endswith("?")
+        assert layouts.possible_answers(p) == {b["answer"]}
+        assert layouts.render(p).endswith("?")
 
 
 def test_build_is_deterministic_per_seed():
-    for kind in arr.KINDS:
+    for kind in layouts.KINDS:
         a = generate(kind, 2, 3, seed="d")[0]
         assert a == generate(kind, 2, 3, seed="d")[0]
         assert a != generate(kind, 2, 3, seed="e")[0]
@@ -160,7 +162,7 @@ def test_build_is_deterministic_per_seed():
 
 def test_build_is_deterministic_across_processes():
     """String hashing is salted per process: the same seed must still give the same puzzles."""
-    code = ("import json, random; from helpers.puzzles import arrangements as a; from helpers import puzzles; "
+    code = ("import json, random; from helpers.puzzles.seating import layouts as a; from helpers import puzzles; "
             "names = [n for n, _ in puzzles.NAMES]; r = random.Random('x'); "
             "print(json.dumps([a.build(r, names, kind=k, level=2, stats={}) for k in a.KINDS]))")
     root = Path(__file__).resolve().parent.parent
@@ -168,12 +170,12 @@ def test_build_is_deterministic_across_processes():
                            env={**os.environ, "PYTHONHASHSEED": salt}).stdout for salt in ("1", "2")}
     assert len(outs) == 1
     builds = json.loads(outs.pop())
-    assert len(builds) == len(arr.KINDS) and any(b is not None for b in builds)
+    assert len(builds) == len(layouts.KINDS) and any(b is not None for b in builds)
 
 
 def test_bad_kind_is_refused():
     with pytest.raises(ValueError):
-        arr.build(random.Random(0), NAMES, kind="seating_hexagon", level=1, stats={})
+        layouts.build(random.Random(0), NAMES, kind="seating_hexagon", level=1, stats={})
 
 
 # ---- crafted puzzles -----------------------------------------------------------------------------------
@@ -195,21 +197,21 @@ def test_crafted_attribute_puzzle_unique_and_ambiguous():
     # Ann pinned at seat 0; facing in, left is +1: Ben 1, Cal 2 (opposite), Dev 3; tea at 3, milk at 0 (Ann)
     clues = [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"], ["same", "Dev", "tea"], ["left", "milk", "tea", 1]]
     p = crafted("seating_attributes", TABLE4, clues, ["attr", "drink", "same", "Ann", 0], groups=DRINKS)
-    assert arr.possible_answers(p) == {"milk"}
-    assert arr.work(p)["worlds"] == 2  # soda and cola still swap between Ben and Cal
-    assert arr.render(p).endswith("What does Ann drink?")
-    assert "The milk drinker sits immediately to the left of the tea drinker." in arr.render(p)
-    assert arr.possible_answers(dict(p, clues=clues[:3], phrasing=[0] * 3)) == {"milk", "soda", "cola"}
-    assert arr.possible_answers(dict(p, question=["attr", "drink", "same", "Ben", 0])) == {"soda", "cola"}
+    assert layouts.possible_answers(p) == {"milk"}
+    assert layouts.work(p)["worlds"] == 2  # soda and cola still swap between Ben and Cal
+    assert layouts.render(p).endswith("What does Ann drink?")
+    assert "The milk drinker sits immediately to the left of the tea drinker." in layouts.render(p)
+    assert layouts.possible_answers(dict(p, clues=clues[:3], phrasing=[0] * 3)) == {"milk", "soda", "cola"}
+    assert layouts.possible_answers(dict(p, question=["attr", "drink", "same", "Ben", 0])) == {"soda", "cola"}
     who = dict(p, question=["who", "right", "milk", 1])  # right of Ann (seat 0) is seat 3: Dev
-    assert arr.possible_answers(who) == {"Dev"}
+    assert layouts.possible_answers(who) == {"Dev"}
 
 
 def test_contradiction_proves_nothing():
     p = crafted("seating_attributes", TABLE4, [["adj", "Ben", "Ann"], ["opp", "Ben", "Ann"]],
                 ["who", "opp", "Ann", 0], groups=DRINKS)
-    assert arr.possible_answers(p) == set()
-    assert arr.work(p)["worlds"] == 0
+    assert layouts.possible_answers(p) == set()
+    assert layouts.work(p)["worlds"] == 0
 
 
 def test_mixed_facing_left_is_each_sitters_own():
@@ -217,26 +219,26 @@ def test_mixed_facing_left_is_each_sitters_own():
     facing = {"Ann": 0, "Ben": 1, "Cal": 1, "Dev": 1}
     p = crafted("seating_mixed_facing", TABLE4, [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"]],
                 ["who", "left", "Cal", 1], facing=facing)
-    assert arr.possible_answers(p) == {"Ben"}
+    assert layouts.possible_answers(p) == {"Ben"}
     everyone_in = dict(p, facing={n: 1 for n in TABLE4})
-    assert arr.possible_answers(everyone_in) == {"Dev"}  # ignoring Ann's facing flips the answer
-    assert "Ben, Cal and Dev face the centre; the others face outward." in arr.render(p)
+    assert layouts.possible_answers(everyone_in) == {"Dev"}  # ignoring Ann's facing flips the answer
+    assert "Ben, Cal and Dev face the centre; the others face outward." in layouts.render(p)
 
 
 def test_mixed_facing_unknown_facing_is_inferred():
     # facing not given: Ann's left neighbour Ben could sit at seat 1 or 3, so "who is left of Cal" is open ...
     p = crafted("seating_mixed_facing", TABLE4, [["left", "Ben", "Ann", 1], ["opp", "Cal", "Ann"],
                                                  ["face", "Cal", 1]], ["who", "left", "Cal", 1])
-    assert arr.possible_answers(p) == {"Ben", "Dev"}
+    assert layouts.possible_answers(p) == {"Ben", "Dev"}
     # ... until Ann's facing follows from "Ann and Dev face opposite ways" and "Dev faces the centre"
     more = p["clues"] + [["diff_face", "Ann", "Dev"], ["face", "Dev", 1]]
-    assert arr.possible_answers(dict(p, clues=more, phrasing=[0] * 5)) == {"Ben"}
+    assert layouts.possible_answers(dict(p, clues=more, phrasing=[0] * 5)) == {"Ben"}
     # or from the two-and-two premise: Cal and Ben face in, Dev out, so Ann must face out
     clues = p["clues"] + [["same_face", "Ben", "Cal"], ["diff_face", "Dev", "Cal"]]
     half = dict(p, half=True, clues=clues, phrasing=[0] * 5)
-    assert arr.possible_answers(half) == {"Ben"}
-    assert arr.possible_answers(dict(half, half=False)) == {"Ben", "Dev"}
-    assert "Two face the centre and two face outward." in arr.render(half)
+    assert layouts.possible_answers(half) == {"Ben"}
+    assert layouts.possible_answers(dict(half, half=False)) == {"Ben", "Dev"}
+    assert "Two face the centre and two face outward." in layouts.render(half)
 
 
 def test_row_left_follows_facing_and_counts():
@@ -244,12 +246,12 @@ def test_row_left_follows_facing_and_counts():
     facing = {"Ann": 0, "Ben": 1, "Cal": 1}  # Ann faces south: her left is east
     clues = [["pos", "Ann", "west", 1], ["left", "Ben", "Ann", 1]]
     p = crafted("seating_row_facing", people, clues, ["who", "left", "Cal", 1], facing=facing)
-    assert arr.possible_answers(p) == {"Ben"}  # Cal at seat 2 faces north: his left is Ben at seat 1
-    assert arr.possible_answers(dict(p, facing={"Ann": 1, "Ben": 1, "Cal": 1})) == set()  # no seat west of Ann
-    assert arr.possible_answers(dict(p, question=["count_between", "Ann", "Cal"])) == {"1"}
-    assert arr.possible_answers(dict(p, question=["who", "right", "Cal", 1])) == {arr.NO_ANSWER}
-    assert arr.possible_answers(dict(p, question=["count_face", 1])) == {"2"}
-    assert "Ben and Cal face north; the others face south." in arr.render(p)
+    assert layouts.possible_answers(p) == {"Ben"}  # Cal at seat 2 faces north: his left is Ben at seat 1
+    assert layouts.possible_answers(dict(p, facing={"Ann": 1, "Ben": 1, "Cal": 1})) == set()  # no seat west of Ann
+    assert layouts.possible_answers(dict(p, question=["count_between", "Ann", "Cal"])) == {"1"}
+    assert layouts.possible_answers(dict(p, question=["who", "right", "Cal", 1])) == {layouts.NO_ANSWER}
+    assert layouts.possible_answers(dict(p, question=["count_face", 1])) == {"2"}
+    assert "Ben and Cal face north; the others face south." in layouts.render(p)
 
 
 def test_statement_question_unique_and_ambiguous():
@@ -257,12 +259,12 @@ def test_statement_question_unique_and_ambiguous():
     clues = [["pos", "Ann", "west", 1], ["left", "Ben", "Ann", 1]]  # Ann 0 (south), Ben 1, Cal 2
     statements = [["adj", "Ann", "Ben"], ["end", "Ben"], ["left", "Cal", "Ben", 1], ["same_face", "Ann", "Ben"]]
     p = crafted("seating_row_facing", people, clues, ["statement", statements], facing=facing)
-    assert arr.possible_answers(p) == {"Ann sits next to Ben"}
-    assert arr.statement_texts(p)[1] == "Ben sits at an extreme end"
+    assert layouts.possible_answers(p) == {"Ann sits next to Ben"}
+    assert layouts.statement_texts(p)[1] == "Ben sits at an extreme end"
     two_true = [statements[0], ["end", "Cal"], *statements[2:]]
-    assert arr.possible_answers(dict(p, question=["statement", two_true])) == {arr.NO_ANSWER}
+    assert layouts.possible_answers(dict(p, question=["statement", two_true])) == {layouts.NO_ANSWER}
     open_ = dict(p, clues=clues[1:], phrasing=[0])  # Ann may sit at seat 1 too: then Ben is at an end
-    assert len(arr.possible_answers(open_)) > 1
+    assert len(layouts.possible_answers(open_)) > 1
 
 
 def test_parallel_rows_faces_left_and_free_people():
@@ -273,14 +275,14 @@ def test_parallel_rows_faces_left_and_free_people():
     p = crafted("seating_parallel_rows", people, clues, ["who", "faces", "Cal", 0])
     # Ann seat 3 (west end of the north-facing row); Ben faces her at seat 0; Ben faces south so his left is
     # east: Cal at seat 1; Ann's right is east: Dev at seat 4, facing Cal
-    assert arr.possible_answers(p) == {"Dev"}
-    assert arr.possible_answers(dict(p, clues=clues[:4], phrasing=[0] * 4)) == {"Dev", "Eve", "Fay"}
-    assert arr.possible_answers(dict(p, question=["who", "nbr", "Ben", 0])) == {"Cal"}
-    assert arr.possible_answers(dict(p, question=["at_end", 1, "left"])) == {"Ann"}
-    assert arr.possible_answers(dict(p, question=["who", "faces_right", "Ann", 1])) == {"Cal"}
-    assert arr.possible_answers(dict(p, question=["who", "right", "Ben", 1])) == {arr.NO_ANSWER}
+    assert layouts.possible_answers(p) == {"Dev"}
+    assert layouts.possible_answers(dict(p, clues=clues[:4], phrasing=[0] * 4)) == {"Dev", "Eve", "Fay"}
+    assert layouts.possible_answers(dict(p, question=["who", "nbr", "Ben", 0])) == {"Cal"}
+    assert layouts.possible_answers(dict(p, question=["at_end", 1, "left"])) == {"Ann"}
+    assert layouts.possible_answers(dict(p, question=["who", "faces_right", "Ann", 1])) == {"Cal"}
+    assert layouts.possible_answers(dict(p, question=["who", "right", "Ben", 1])) == {layouts.NO_ANSWER}
     diag = crafted("seating_parallel_rows", people, [["diag", "Ann", "Ben"]], ["who", "faces", "Ann", 0])
-    assert arr.work(diag)["worlds"] == 4 * math.factorial(4)  # 4 corner pairs, then 4! for the rest
+    assert layouts.work(diag)["worlds"] == 4 * math.factorial(4)  # 4 corner pairs, then 4! for the rest
 
 
 # ---- the CSP and brute force ----------------------------------------------------------------------------
@@ -312,11 +314,11 @@ def test_csp_chunks_big_tables_exactly(monkeypatch):
 def brute_force(p: dict) -> tuple[set[str], int]:
     """Every world by plain enumeration, checked with the generator's scalar clue code (not the CSP)."""
     people, n, kind = p["people"], len(p["people"]), p["kind"]
-    pins = arr.pin_seats(arr.LAYOUT[kind], n)
+    pins = layouts.pin_seats(layouts.LAYOUT[kind], n)
     seatings = [s for s in itertools.permutations(range(n)) if s[0] in pins]
     groups = list(p.get("groups", {}).values())
     faces = [{}]
-    if kind in arr.FACING_KINDS:
+    if kind in layouts.FACING_KINDS:
         given = p.get("facing") or {}
         choices = [[given[x]] if x in given else [0, 1] for x in people]
         faces = [dict(zip(people, f)) for f in itertools.product(*choices)
@@ -331,9 +333,9 @@ def brute_force(p: dict) -> tuple[set[str], int]:
                 seat.update(zip(values, perm))
             for face, corner in itertools.product(faces, corners):
                 world = {"seat": seat, "face": face, "corner_face": corner}
-                if all(seat_world.holds_in_world(p, world, c) for c in p["clues"]):
+                if all(seating_world.holds_in_world(p, world, c) for c in p["clues"]):
                     count += 1
-                    answers.add(seat_world.answer_in_world(p, world))
+                    answers.add(seating_world.answer_in_world(p, world))
     return answers, count
 
 
@@ -349,11 +351,11 @@ def test_solver_agrees_with_brute_force(generated, kind, level, n):
     for b in small[:n]:
         p = b["puzzle"]
         answers, count = brute_force(p)
-        assert answers == arr.possible_answers(p) == {b["answer"]}
-        assert count == arr.work(p)["worlds"]
+        assert answers == layouts.possible_answers(p) == {b["answer"]}
+        assert count == layouts.work(p)["worlds"]
         fewer = dict(p, clues=p["clues"][1:], phrasing=p["phrasing"][1:])  # an ambiguous one too
         answers, count = brute_force(fewer)
-        assert answers == arr.possible_answers(fewer) and count == arr.work(fewer)["worlds"]
+        assert answers == layouts.possible_answers(fewer) and count == layouts.work(fewer)["worlds"]
 
 
 # ---- square and rectangular tables -----------------------------------------------------------------------
@@ -366,25 +368,25 @@ def test_square_left_follows_each_seat_facing():
     # facing outward, whose right is seat 2 (Cal, a corner again); two seats to Cal's right is Ann
     clues = [["corner", "Ann"], ["left", "Ben", "Ann", 1], ["right", "Cal", "Ben", 1]]
     p = crafted("seating_square", EIGHT, clues, ["who", "right", "Cal", 2], corner_face=1)
-    assert arr.possible_answers(p) == {"Ann"}
-    assert arr.work(p)["worlds"] == math.factorial(5)
+    assert layouts.possible_answers(p) == {"Ann"}
+    assert layouts.work(p)["worlds"] == math.factorial(5)
     everyone_in = crafted("seating_attributes", EIGHT, clues[1:], ["who", "right", "Cal", 2])
-    assert arr.possible_answers(everyone_in) == set()  # at a round table facing in, Cal would take Ann's seat
-    text = arr.render(p)
+    assert layouts.possible_answers(everyone_in) == set()  # at a round table facing in, Cal would take Ann's seat
+    text = layouts.render(p)
     assert "Those at the corners face the centre, the others outward." in text and "Ann sits at a corner." in text
-    assert "Ann faces the centre." in arr.clue_variants(p, ["corner", "Ann"])
+    assert "Ann faces the centre." in layouts.clue_variants(p, ["corner", "Ann"])
 
 
 def test_square_unknown_corner_facing_is_a_variable():
     clues = [["corner", "Ann"], ["left", "Ben", "Ann", 1], ["right", "Cal", "Ben", 1]]
     p = crafted("seating_square", EIGHT, clues, ["who", "right", "Cal", 2], corner_face=None)
-    assert arr.possible_answers(p) == {"Ann"}  # a mirror image either way: the answer holds
-    assert arr.work(p)["worlds"] == 2 * math.factorial(5)  # ... but each way is a world
+    assert layouts.possible_answers(p) == {"Ann"}  # a mirror image either way: the answer holds
+    assert layouts.work(p)["worlds"] == 2 * math.factorial(5)  # ... but each way is a world
     said = dict(p, clues=clues + [["face", "Ben", 0]], phrasing=[0] * 4)  # Ben, mid-side, faces out: corners in
-    assert arr.work(said)["worlds"] == math.factorial(5)
-    assert arr.possible_answers(dict(said, question=["who", "left", "Ann", 1])) == {"Ben"}
-    assert "Corner sitters all face one way" in arr.render(p)
-    assert arr.possible_answers(dict(said, clues=said["clues"] + [["face", "Cal", 0]], phrasing=[0] * 5)) == set()
+    assert layouts.work(said)["worlds"] == math.factorial(5)
+    assert layouts.possible_answers(dict(said, question=["who", "left", "Ann", 1])) == {"Ben"}
+    assert "Corner sitters all face one way" in layouts.render(p)
+    assert layouts.possible_answers(dict(said, clues=said["clues"] + [["face", "Cal", 0]], phrasing=[0] * 5)) == set()
 
 
 def rect_xy(n: int, s: int) -> tuple[int, int]:
@@ -404,28 +406,29 @@ def test_rectangle_opposite_is_straight_across(n):
     for s in range(n):
         x, y = rect_xy(n, s)
         want = (n // 2 - 1 - x - 1, 0) if y == 0 else (x, -y)  # the other end, or the same x on the other side
-        assert rect_xy(n, int(arr.opposite("rect", n, s))) == want
-        assert arr.opposite("rect", n, np.array([s]))[0] == arr.opposite("rect", n, s)
-        assert arr.opposite("round", n, s) == (s + n // 2) % n
+        assert rect_xy(n, int(layouts.opposite("rect", n, s))) == want
+        assert layouts.opposite("rect", n, np.array([s]))[0] == layouts.opposite("rect", n, s)
+        assert layouts.opposite("round", n, s) == (s + n // 2) % n
 
 
 def test_rectangle_crafted_ends_and_opposite():
     six = EIGHT[:6]
     clues = [["end", "Ann"], ["left", "Ben", "Ann", 1], ["right", "Cal", "Ann", 1]]
     p = crafted("seating_rectangle", six, clues, ["who", "opp", "Ben", 0])
-    assert arr.possible_answers(p) == {"Cal"}  # Ann at the west end (0): Ben at 1, Cal at 5, straight across
+    assert layouts.possible_answers(p) == {"Cal"}  # Ann at the west end (0): Ben at 1, Cal at 5, straight across
     round_ = crafted("seating_attributes", six, clues[1:], ["who", "opp", "Ben", 0])
-    assert "Cal" not in arr.possible_answers(round_)  # round: the seat opposite 1 is 4
-    assert arr.possible_answers(dict(p, question=["who", "opp", "Ann", 0])) == {"Dev", "Eve", "Fay"}
-    assert arr.work(p)["worlds"] == math.factorial(3)
-    assert "Opposite means straight across." in arr.render(p) and "Ann sits at one end of the table." in arr.render(p)
+    assert "Cal" not in layouts.possible_answers(round_)  # round: the seat opposite 1 is 4
+    assert layouts.possible_answers(dict(p, question=["who", "opp", "Ann", 0])) == {"Dev", "Eve", "Fay"}
+    assert layouts.work(p)["worlds"] == math.factorial(3)
+    text = layouts.render(p)
+    assert "Opposite means straight across." in text and "Ann sits at one end of the table." in text
 
 
 def test_rectangle_puzzles_need_the_shape(generated):
     """Every kept rectangle puzzle uses an end or straight-across clue, statement or question."""
     for lv in (1, 2, 3):
         for b in generated[("seating_rectangle", lv)][0]:
-            assert arr._uses_shape(b["puzzle"], b["puzzle"]["clues"])
+            assert layouts._uses_shape(b["puzzle"], b["puzzle"]["clues"])
             p, q = b["puzzle"], b["puzzle"]["question"]
             asked = [s[0] for s in q[1]] if q[0] == "statement" else [q[-3]] if q[0] in ("who", "attr") else []
             assert ({c[0] for c in p["clues"]} | set(asked)) & {"opp", "end", "not_end"}

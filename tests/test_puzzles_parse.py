@@ -1,4 +1,4 @@
-"""Reading questions back into their structured puzzles (helpers.puzzles.seat_parse, kin_parse) and proving them
+"""Reading questions back into their structured puzzles (helpers.puzzles.seating.parse, kinship.parse) and proving them
 (puzzles.prove_text): every generated text round-trips exactly; an edited text is refused by reason; a wrong key
 is caught by the solver."""
 
@@ -9,19 +9,19 @@ import random
 import pytest
 
 from helpers import puzzles
-from helpers.puzzles import arrangements as arr
-from helpers.puzzles import seat_parse
+from helpers.puzzles.seating import layouts
+from helpers.puzzles.seating import parse as seating_parse
 
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 NAMES = [n for n, _ in puzzles.NAMES]
-COMBOS = [(k, lv) for k in arr.KINDS for lv in (1, 2, 3)]
+COMBOS = [(k, lv) for k in layouts.KINDS for lv in (1, 2, 3)]
 
 
 def built(kind: str, level: int, n: int = 3) -> list[dict]:
     rng, out = random.Random(f"parse:{kind}:{level}"), []
     while len(out) < n:
-        b = arr.build(rng, NAMES, kind=kind, level=level, stats={})
+        b = layouts.build(rng, NAMES, kind=kind, level=level, stats={})
         if b is not None:
             out.append(b)
     return out
@@ -30,9 +30,9 @@ def built(kind: str, level: int, n: int = 3) -> list[dict]:
 @pytest.mark.parametrize("kind,level", COMBOS)
 def test_generated_text_reads_back_to_the_same_puzzle_and_is_proven(kind, level):
     for b in built(kind, level):
-        text, choices = arr.render(b["puzzle"]), [b["answer"], *b["distractors"]]
-        back, reason = seat_parse.parse(text, choices)
-        assert reason is None and arr.render(back) == text
+        text, choices = layouts.render(b["puzzle"]), [b["answer"], *b["distractors"]]
+        back, reason = seating_parse.parse(text, choices)
+        assert reason is None and layouts.render(back) == text
         assert back["kind"] == kind and back["clues"] == b["puzzle"]["clues"]
         assert back["question"] == b["puzzle"]["question"]
         shuffled = [choices[2], choices[0], choices[3], choices[1]]
@@ -42,33 +42,33 @@ def test_generated_text_reads_back_to_the_same_puzzle_and_is_proven(kind, level)
 
 def test_edited_texts_are_refused_by_reason():
     b = built("seating_mixed_facing", 2, 1)[0]
-    text, choices = arr.render(b["puzzle"]), [b["answer"], *b["distractors"]]
-    first_clue = arr.clue_variants(b["puzzle"], b["puzzle"]["clues"][0])[b["puzzle"]["phrasing"][0]]
-    assert seat_parse.parse(text.replace(first_clue, first_clue.replace(" sits ", " lounges ").replace(" is ", " was ")
-                                         .rstrip(".") + " today."), choices) == (None, "unknown_clue")
-    assert seat_parse.parse("Somebody sits somewhere. Who?", choices) == (None, "no_cast")
-    assert seat_parse.parse(text.rsplit(" ", 1)[0] + " tomorrow?", choices)[1] == "unknown_question"
-    assert seat_parse.parse(text.replace("table", "desk", 1), choices)[1] == "unknown_setup"
+    text, choices = layouts.render(b["puzzle"]), [b["answer"], *b["distractors"]]
+    first_clue = layouts.clue_variants(b["puzzle"], b["puzzle"]["clues"][0])[b["puzzle"]["phrasing"][0]]
+    changed = first_clue.replace(" sits ", " lounges ").replace(" is ", " was ").rstrip(".") + " today."
+    assert seating_parse.parse(text.replace(first_clue, changed), choices) == (None, "unknown_clue")
+    assert seating_parse.parse("Somebody sits somewhere. Who?", choices) == (None, "no_cast")
+    assert seating_parse.parse(text.rsplit(" ", 1)[0] + " tomorrow?", choices)[1] == "unknown_question"
+    assert seating_parse.parse(text.replace("table", "desk", 1), choices)[1] == "unknown_setup"
 
 
 def test_a_wrong_key_or_an_open_question_is_caught():
     b = built("seating_rectangle", 2, 1)[0]
     p = b["puzzle"]
-    text, choices = arr.render(p), [b["answer"], *b["distractors"]]
+    text, choices = layouts.render(p), [b["answer"], *b["distractors"]]
     assert puzzles.prove_text(text, choices)[0] == 0
     assert puzzles.prove_text(text, b["distractors"] + ["nobody"])[2] == "answer_not_among_choices"
     fewer = dict(p, clues=p["clues"][1:], phrasing=p["phrasing"][1:])  # a clue the proof needs is gone
-    index, puzzle, why = puzzles.prove_text(arr.render(fewer), choices)
+    index, puzzle, why = puzzles.prove_text(layouts.render(fewer), choices)
     assert index is None and why == "not_unique" and puzzle["clues"] == fewer["clues"]
 
 
 def test_statement_questions_read_their_statements_from_the_choices():
     rng, stats = random.Random("st"), {}
     while True:
-        b = arr.build(rng, NAMES, kind="seating_row_facing", level=3, stats=stats)
+        b = layouts.build(rng, NAMES, kind="seating_row_facing", level=3, stats=stats)
         if b and b["puzzle"]["question"][0] == "statement":
             break
-    text, choices = arr.render(b["puzzle"]), [b["distractors"][0], b["answer"], *b["distractors"][1:]]
+    text, choices = layouts.render(b["puzzle"]), [b["distractors"][0], b["answer"], *b["distractors"][1:]]
     index, puzzle, why = puzzles.prove_text(text, choices)
     assert why is None and index == 1 and puzzle["question"][0] == "statement"
     assert puzzles.prove_text(text, choices[:3] + ["P sits at the moon"])[2] == "unknown_statement"

@@ -18,7 +18,8 @@ GIB = 1024 ** 3
 
 
 def _peft():
-    model, tok, _ = models.load_model(tiny_model_dir(), model_cfg={"gradient_checkpointing": False}, for_training=True)
+    model, tok, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
+                                                                    "gradient_checkpointing": False}, for_training=True)
     return models.add_adapter(model, {"method": "lora", "r": 4, "alpha": 8}, ["q_proj", "v_proj"]), tok
 
 
@@ -78,7 +79,7 @@ def test_train_adapter_releases_the_model_it_loaded_and_keeps_a_prepared_one(tmp
         watched.extend(release.watch(out[0]))  # weakly: the spy must not keep the model alive
         return out
 
-    monkeypatch.setattr(train, "prepare_adapter", spy_prepare)
+    monkeypatch.setattr("helpers.train.run.prepare_adapter", spy_prepare)  # where train_adapter finds it
     monkeypatch.setattr(release, "free_memory", lambda *a, **k: reports.append({**free(*a, **k), "watched": len(a)}))
     train.train_adapter(cfg, "model1_lora", curriculum_path=cur, out_dir=tmp_path / "own",
                         recommendation=cpu_recommendation(), progress=False)

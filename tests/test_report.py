@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import config, pipeline, report
+from helpers.layout import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ("model1_lora", "model2_rslora", "model3_dora")
@@ -37,8 +38,8 @@ def _json(path: Path, obj) -> None:
 def make_run(run: Path) -> Path:
     """A run folder with every stage's artifacts, small and with distinctive numbers."""
     _json(run / "pipeline.json", {"stages": [{"notebook": f"{v}.ipynb", "status": "ok", "seconds": 1.5}
-                                             for v in report.STAGES.values()], "params": {"PROFILE": "smoke"}})
-    for v in report.STAGES.values():
+                                             for v in NOTEBOOKS.values()], "params": {"PROFILE": "smoke"}})
+    for v in NOTEBOOKS.values():
         _json(run / "notebooks" / f"{v}.ipynb", {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     _json(run / "env.json", {
         "params": {"models": {m: {} for m in MODELS}}, "summary": {"pass": 20, "info": 0, "warn": 1, "fail": 0,
@@ -208,7 +209,7 @@ def test_images_exist_and_html_is_self_contained(tmp_path):
     assert len(sources) == len(images) and all(s.startswith("data:image/png;base64,") for s in sources)
     assert base64.b64decode(sources[0].split(",", 1)[1]).startswith(PNG_SIG)
     assert not re.search(r"https?://|<script|<link|@import|url\(", page)
-    for name in report.STAGES.values():
+    for name in NOTEBOOKS.values():
         assert f"[{name}.ipynb](notebooks/{name}.ipynb)" in md and f'href="notebooks/{name}.ipynb"' in page
     assert "<td>4,321</td>" in page and "<strong>Verdict: usable, with warnings</strong>" in page
 
@@ -218,7 +219,7 @@ def test_every_section_missing(tmp_path):
     run.mkdir()
     out = report.write_report(run)
     md, page = out["md"].read_text(), out["html"].read_text()
-    for name in report.STAGES.values():
+    for name in NOTEBOOKS.values():
         assert f"not run: notebooks/{name}.ipynb" in md, name
     assert "![" not in md and "data:image" not in page and "No pipeline.json" in md
     assert all(v.startswith("not run") for v in out["sections"].values()), out["sections"]
@@ -253,11 +254,11 @@ def test_failed_stage_is_called_out(tmp_path):
         {"notebook": "06_validate.ipynb", "status": "failed", "seconds": 1.0,
          "error": "06_validate.ipynb failed at cell 4: RuntimeError: out of memory 77"}]})
     nb = {"cells": [], "nbformat": 4, "nbformat_minor": 5}
-    _json(run / "notebooks" / "00_env_check.ipynb", {**nb, "metadata": {"papermill": {
+    _json(run / "notebooks" / f"{NOTEBOOKS['00']}.ipynb", {**nb, "metadata": {"papermill": {
         "exception": None, "end_time": "2026-10-26T10:00:03", "duration": 3.25}}})
-    _json(run / "notebooks" / "01_dataset_build.ipynb", {**nb, "metadata": {"papermill": {
+    _json(run / "notebooks" / f"{NOTEBOOKS['01']}.ipynb", {**nb, "metadata": {"papermill": {
         "exception": True, "end_time": "2026-10-26T10:00:09", "duration": 6.0}}})
-    _json(run / "notebooks" / "02_curriculum.ipynb", {**nb, "metadata": {"papermill": {"end_time": None}}})
+    _json(run / "notebooks" / f"{NOTEBOOKS['02']}.ipynb", {**nb, "metadata": {"papermill": {"end_time": None}}})
     md = report.write_report(run)["md"].read_text()
     assert "**Stage 06_validate failed**: 06_validate.ipynb failed at cell 4: RuntimeError: out of memory 77" in md
     stages = table_after(md, "## Stages")
@@ -273,7 +274,7 @@ def test_pipeline_writes_the_report_after_a_failure(tmp_path, monkeypatch):
     import papermill
 
     nb_dir = tmp_path / "nbs"
-    for name in ("00_env_check", "01_dataset_build", "02_curriculum"):
+    for name in (NOTEBOOKS[nn] for nn in ("00", "01", "02")):
         _json(nb_dir / f"{name}.ipynb", {})
 
     def fake_execute(src, out, **kwargs):

@@ -170,7 +170,7 @@ def _save_adapter(base_dir, out_dir, *, use_dora: bool, seed: int):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
     torch.manual_seed(seed)
-    from helpers.models import _quiet_peft
+    from helpers.models.adapters import _quiet_peft
     base = AutoModelForCausalLM.from_pretrained(str(base_dir))
     # init_lora_weights=False: B is random too, so the adapter really changes the logits.
     with _quiet_peft():

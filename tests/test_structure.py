@@ -129,7 +129,7 @@ def test_the_cycle_finder_finds_a_circle():
 
 def test_helpers_imports_never_circle():
     graph = import_graph()
-    assert {"helpers.layout", "helpers.models.members", "helpers.agents.cli", "helpers.data.rows"} <= set(graph)
+    assert {"helpers.layout", "helpers.models.members", "helpers.agents.harness.cli", "helpers.data.rows"} <= set(graph)
     assert find_cycle(graph) is None
 
 
@@ -156,8 +156,8 @@ def test_training_notebooks_differ_only_in_title_and_parameters(other):
 
 
 # ---------------------------------------------------------------- entry points
-ENTRY_POINTS = ("helpers.pipeline", "helpers.data", "helpers.train", "helpers.report", "helpers.env.memory",
-                "helpers.models.packaged", "helpers.agents.export")
+ENTRY_POINTS = ("helpers.pipeline", "helpers.data", "helpers.train", "helpers.report", "helpers.env",
+                "helpers.models", "helpers.agents.harness", "helpers.agents.stages")
 
 
 @pytest.mark.parametrize("module", ENTRY_POINTS)
@@ -176,7 +176,13 @@ def test_the_agents_command_line_names_its_two_agents():
 
 
 def _named_in(doc: str) -> set[str]:
-    return set(re.findall(r"[a-z_]+(?:\.[a-z_]+)?", doc))
+    return set(re.findall(r"[a-z_]+(?:\.[a-z_]+)*", doc))
+
+
+def _is_named(module: str, named: set[str]) -> bool:
+    """A module counts as named by its dotted name, or (three parts or more) by its name inside its package."""
+    parts = module.split(".")
+    return module in named or (len(parts) >= 3 and ".".join(parts[1:]) in named)
 
 
 def test_the_package_maps_name_every_module():
@@ -186,7 +192,7 @@ def test_the_package_maps_name_every_module():
     agents = _named_in(helpers.agents.__doc__)
     modules = {_module_name(p).removeprefix("helpers.") for p in HELPERS.rglob("*.py")}
     modules = {m for m in modules if m != "helpers" and not m.endswith("__main__")}
-    missing = {m for m in modules if m not in top and not (m.startswith("agents.") and m[7:] in agents)}
+    missing = {m for m in modules if not _is_named(m, top) and not (m.startswith("agents.") and _is_named(m[7:], agents))}
     assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"
 
 
@@ -200,3 +206,50 @@ def test_files_marked_nolibs_import_no_ml_library():
         text = path.read_text()
         assert not libs.search(text), f"{path.name} imports {libs.search(text).group(1)} but is marked nolibs"
         assert "tiny_model_dir" not in text and "_tiny" not in text, path.name
+
+
+# ---------------------------------------------------------------- the agents that play never import their stages
+def test_match_time_agents_never_import_the_stages():
+    graph = import_graph()
+    stages = {m for m in graph if m == "helpers.agents.stages" or m.startswith("helpers.agents.stages.")}
+    assert {"helpers.agents.stages.writer_train", "helpers.agents.stages.reasoner_train"} <= stages
+    offenders = {m: sorted(graph[m] & stages) for m in graph
+                 if m.startswith("helpers.agents") and m not in stages and graph[m] & stages}
+    assert offenders == {}, "a stage writes its decision into the run; helpers.agents.build reads it (RunLayout)"
+
+
+# ---------------------------------------------------------------- packages only re-export; library modules parse no flags
+def _init_offences(source: str) -> list[str]:
+    """What an __init__.py holds beyond a docstring, imports and __all__ (each offence as its line and kind)."""
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    allowed = (ast.Import, ast.ImportFrom)
+    return [f"line {node.lineno}: {type(node).__name__}" for node in body
+            if not isinstance(node, allowed) and not _is_dunder_assignment(node)]
+
+
+def _is_dunder_assignment(node: ast.AST) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id in {"__all__", "__version__"}
+
+
+def test_the_init_check_catches_logic():
+    assert _init_offences('"""Doc."""\nfrom a import b\n__all__ = ["b"]\n') == []
+    assert _init_offences('"""Doc."""\nimport a\ndef f():\n    return 1\nX = 2\n') == ["line 3: FunctionDef",
+                                                                                   "line 5: Assign"]
+
+
+@pytest.mark.parametrize("init", sorted(str(p.relative_to(ROOT)) for p in HELPERS.rglob("__init__.py")))
+def test_every_package_init_only_re_exports(init):
+    source = (ROOT / init).read_text(encoding="utf-8")
+    assert len(source.splitlines()) <= 40, f"{init}: over 40 lines; logic lives in modules named for it"
+    assert _init_offences(source) == [], f"{init}: an __init__.py holds a docstring, imports and __all__ only"
+
+
+def test_only_command_line_modules_parse_flags():
+    """Command lines live in one place per stage: a package's __main__.py, the agents' harness flags (cli.py), the
+    pipeline's own."""
+    parsing = sorted(str(p.relative_to(ROOT)) for p in HELPERS.rglob("*.py")
+                     if "argparse" in p.read_text(encoding="utf-8"))
+    assert parsing and all(p.endswith(("/__main__.py", "/cli.py")) or p == "helpers/pipeline.py" for p in parsing), parsing

@@ -137,7 +137,8 @@ def _trainer(tmp_path, model, tok, examples, **kw):
 
 
 def _peft(spec: dict):
-    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={"gradient_checkpointing": False}, for_training=True)
+    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
+                                                                  "gradient_checkpointing": False}, for_training=True)
     return models.add_adapter(model, spec, ["q_proj", "v_proj", "up_proj"])
 
 
@@ -411,7 +412,7 @@ def test_fsdp_is_refused_with_a_reason(tmp_path, monkeypatch):
 
 
 def test_cli_rejects_bad_arguments(capsys):
-    from helpers.train import main
+    from helpers.train.__main__ import main
     assert main(["--model", "model1_lora", "--overrides", "[1]"]) == 2
     assert main(["--model", "model9_nope"]) == 2
     assert "no model 'model9_nope'" in capsys.readouterr().err
@@ -475,7 +476,7 @@ def test_adam_step_predicts_how_far_rslora_moves_against_lora():
     smoke = config.load_profile("smoke")["models"]
     steps = {name: adapter_summary(spec)["adam_step"] for name, spec in smoke.items()}
     # No smoke adapter steps further than LoRA's (a larger step collapsed rsLoRA onto one letter); rsLoRA takes 12
-    # against 16 since alpha 3 (README, "Why the recipe changed").
+    # against 16 since alpha 3 (docs/history.md, "The smoke recipe").
     assert max(steps.values()) == steps["model1_lora"] == steps["model3_dora"] == 16.0, steps
     assert 0.5 * steps["model1_lora"] <= steps["model2_rslora"] <= steps["model1_lora"], steps
 

@@ -26,7 +26,8 @@ def tok():
 def _peft():
     """The tiny model with a LoRA adapter, in training mode (dropout 0: two forwards give the same loss)."""
     torch.manual_seed(0)
-    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={"gradient_checkpointing": False}, for_training=True)
+    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
+                                                                  "gradient_checkpointing": False}, for_training=True)
     return models.add_adapter(model, {"method": "lora", "r": 4, "alpha": 8}, ["q_proj", "v_proj"]).train()
 
 

@@ -12,6 +12,7 @@ import pytest
 from packaging.markers import default_environment
 
 from helpers import models
+from helpers.models import unsloth_api
 from helpers.env import box, gpu_setup, stack
 
 pytestmark = pytest.mark.nolibs  # reads wheels and kit code; no ML library is imported
@@ -90,7 +91,7 @@ def _settings(**patch) -> dict:
 def test_from_pretrained_takes_every_keyword_the_kit_passes(wheels):
     fn = _resolve(wheels["unsloth"], "FastLanguageModel", "from_pretrained")
     for settings in (_settings(), _settings(gradient_checkpointing=False, load_in_4bit=True)):
-        passed = models.unsloth_load_kwargs("Qwen/Qwen2.5-72B-Instruct", settings, "bfloat16")
+        passed = unsloth_api.unsloth_load_kwargs("Qwen/Qwen2.5-72B-Instruct", settings, "bfloat16")
         assert _unknown_keywords(fn, passed) == [], f"from_pretrained{ast.unparse(fn.args)[:200]}"
         assert passed["use_exact_model_name"] is True  # no silent switch to unsloth/<name>, no second download
 
@@ -99,7 +100,7 @@ def test_from_pretrained_takes_every_keyword_the_kit_passes(wheels):
 def test_get_peft_model_takes_every_keyword_the_kit_passes(wheels, method):
     fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")
     lora = models.lora_config_kwargs({"method": method, "r": 64, "alpha": 128, "dropout": 0.05}, ["q_proj", "v_proj"])
-    passed = models.unsloth_peft_kwargs(lora, gradient_checkpointing=False, seed=3407)
+    passed = unsloth_api.unsloth_peft_kwargs(lora, gradient_checkpointing=False, seed=3407)
     assert _unknown_keywords(fn, passed) == []
     assert passed["use_dora"] is (method == "dora") and passed["use_rslora"] is (method == "rslora")
     assert passed["use_gradient_checkpointing"] is False  # the profile's false is honoured, not "unsloth"
@@ -113,7 +114,7 @@ def test_get_peft_model_forwards_its_kwargs_into_the_lora_config(wheels):
                   and any(k.arg is None and ast.unparse(k.value) == kwarg for k in n.keywords)]
     built = [ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)]
     assert forwarding and "LoraConfig" in built, "Unsloth stopped building LoraConfig from its **kwargs"
-    assert set(models.UNSLOTH_VIA_KWARGS) == {"use_dora"}  # the only keyword the kit sends through **kwargs
+    assert set(unsloth_api.UNSLOTH_VIA_KWARGS) == {"use_dora"}  # the only keyword the kit sends through **kwargs
 
 
 def test_unknown_keyword_is_caught(wheels):
@@ -163,7 +164,7 @@ def test_the_box_owns_exactly_what_unsloth_declares_of_the_torch_stack(wheels):
 
 
 def test_the_challenge_container_pins_cannot_host_unsloth(wheels):
-    """README: transformers 4.51.3 and trl 0.19.0 (the organisers' container) are outside Unsloth's range."""
+    """docs/gpu.md: transformers 4.51.3 and trl 0.19.0 (the organisers' container) are outside Unsloth's range."""
     container = {**stack.read_pins(gpu_setup.KIT_PINS), **stack.read_pins(gpu_setup.ROOT / "constraints-container.txt")}
     missing = stack.unmet(_requirements(wheels), container)
     assert any(m.startswith("transformers 4.51.3 ") for m in missing), missing

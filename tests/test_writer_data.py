@@ -1,4 +1,4 @@
-"""Training chats for a question writer (helpers.agents.writer_data): the harness's prompt, a proven official JSON
+"""Training chats for a question writer (helpers.agents.stages.writer_data): the harness's prompt, a proven official JSON
 reply with the requested key, every family and level, and the trainer's masks on the reply only."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from helpers import puzzles
 from helpers.agents import topics as topics_mod
-from helpers.agents import writer_data
+from helpers.agents.stages import writer_data
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import normalize_question
 from helpers.train.data import IGNORE_INDEX, tokenize_example

@@ -1,12 +1,12 @@
 """The question writer on the real SmolLM2-135M (CI tier, a few minutes): trained by the kit's own stage, it beats the
-base model on proven questions, measured by the kit's own measurement (README, "The question writer")."""
+base model on proven questions, measured by the kit's own measurement (docs/results.md, "The question writer")."""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers import config
-from helpers.agents import writer_train
+from helpers.agents.stages import writer_train
 from helpers.config import WRITER
 
 from _tiny import cpu_recommendation, one_torch_thread
@@ -20,7 +20,7 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 # with 8 replies sampled together, 6 of 96 and 2 of 64 replies were proven. 12 requests x 8 replies (96) at ~5% a
 # reply prove none with probability under 1% (at 3%, 5%). The base writes no proven question (no JSON in the
 # generators' words). The budget is lifted and replies capped at 120 tokens (a pointing question's JSON is ~80):
-# this tier checks what the writer writes, not how fast (the README's measurement is on the real budget).
+# this tier checks what the writer writes, not how fast (docs/results.md's measurement is on the real budget).
 OVERRIDES = {"agents.puzzle_kinds": ["family_pointing"], "writer.levels": [1], "writer.examples": 240,
              "writer.lr": 1.0e-3, "writer.measure": 12, "agents.writer_candidates": 8,
              "agents.question_time_limit_s": 600.0, "train.cpu_threads": 1, "train.logging_steps": 5}

@@ -1,5 +1,6 @@
-"""The question writer's stage (helpers.agents.writer_train, writer_measure): its own config entry, the profile its
-training sees, the measurement by check reached, the share a measurement justifies, and the export that carries it."""
+"""The question writer's stage (helpers.agents.stages.writer_train, writer_measure): its own config entry, the
+profile its training sees, the measurement by check reached, the share a measurement justifies (read back by
+helpers.agents.build), and the export that carries it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 import pytest
 
 from helpers import config, io, puzzles
-from helpers.agents import build, export, own_adapter, writer_data, writer_measure, writer_train
+from helpers.agents import build
 from helpers.agents import topics as topics_mod
+from helpers.agents.harness import export
+from helpers.agents.stages import own_adapter, writer_data, writer_measure, writer_train
 from helpers.agents.writer import ModelWriter
 from helpers.config import WRITER
 from helpers.layout import RunLayout
@@ -113,17 +116,18 @@ def test_auto_reads_the_runs_measurement_and_a_number_is_kept(tmp_path, monkeypa
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
     measured = {"base": {"proven_share": 0.0}, WRITER: {"proven_share": 0.75}, "params": {"writer": cfg["writer"]}}
+    measured.update(zip(("justified_share", "why"), writer_measure.justified_share(measured)))  # the stage's decision
     io.write_json(lay.writer_report, measured)
-    share, why = writer_measure.share_for_run(cfg)
+    share, why = build.measured_share(cfg)
     assert share == 0.0 and "adapter is missing" in why  # a measurement of a writer that is not there earns nothing
     _fake_adapter(lay.adapter_dir(WRITER))
     assert build.agents_cfg(cfg)["model_question_share"] == 1.0
     io.write_json(lay.writer_report, {**measured, "params": {"writer": {**cfg["writer"], "examples": 7}}})
-    share, why = writer_measure.share_for_run(cfg)
+    share, why = build.measured_share(cfg)
     assert share == 0.0 and "other writer settings" in why
     io.write_json(lay.writer_report, measured)
     assert build.agents_cfg(cfg, model_question_share=0.2)["model_question_share"] == 0.2
-    assert writer_measure.share_for_run(config.load_profile("smoke", "auto", {"agents.model_question_share": 0.4}))[
+    assert build.measured_share(config.load_profile("smoke", "auto", {"agents.model_question_share": 0.4}))[
         0] == 0.4
 
 
@@ -169,7 +173,7 @@ def test_the_exported_q_agent_writes_with_the_trained_writer(tmp_path, monkeypat
     and every question it returns still passes the filter (a toy writer's replies fail and puzzles replace them)."""
     import torch
     from helpers import filters
-    from helpers.agents.harness import CONFIG_NAME, KitQAgent
+    from helpers.agents.harness.kit_agents import CONFIG_NAME, KitQAgent
     from _tiny import cpu_recommendation
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setattr(export, "vendor_helpers", lambda out: 0)

@@ -1,17 +1,28 @@
-"""Tournament agents: the A-agent (letter scoring, or reasoning then the letter), the Q-agent (verified puzzles + model-written questions),
-the harness export, and a match simulator. Nothing here imports torch or transformers at import time.
+"""Tournament agents: the A-agent (letter scoring, or reasoning then the letter), the Q-agent (verified puzzles +
+model-written questions); the stages that train and measure its writer and reasoner; the harness export; a match at
+home. Nothing here imports torch or transformers at import time, and no match-time module imports the stages.
 
-    build       the agents of a profile: settings, members to load, the Q- and A-agents
+What plays a match (this folder):
+    build       the agents of a profile: settings (the stages' decisions read from the run), members, Q- and A-agents
     answer      the A-agent;  predictor: letter probabilities from one member or an ensemble
-    reason      the reasoning A-agent's writing: a deduction stopped by the deadline, the letter scored after it
-    reason_train the reasoner's stage: chats, its adapter, then measured;  reason_measure: letter vs reasoning, the mode
-    own_adapter an agent's own adapter (writer, reasoner) trained by the notebooks' machinery
+    reasoner    the reasoning A-agent's writing: a deduction stopped by the deadline, the letter scored after it
     question    the Q-agent;  writer: model-written questions, proven before use;  topics: the topics file
-    writer_data training chats for a question writer (the harness's prompt -> a generated question's JSON)
-    writer_train the writer's stage: its adapter trained, then measured;  writer_measure: the measurement, the share
     inputs      harness prompts and question objects parsed leniently;  json_repair: model JSON mended
-    timing      budgets and latency summaries;  files: the harness's output file names
-    match       a match at home (two teams, the organisers' scoring);  plots: latency and match plots
-    harness     QAgent/AAgent classes the organisers' scripts import;  export: the harness folder
-    cli         `python -m helpers.agents question|answer` with the harness's flags
+    timing      budgets and latency summaries
+The offline stages (`python -m helpers.agents.stages writer|reasoner`):
+    stages.own_adapter      an agent's own adapter (writer, reasoner) trained by the notebooks' machinery
+    stages.writer_data      training chats for a question writer (the harness's prompt -> a generated question's JSON)
+    stages.writer_train     the writer's stage: its adapter trained, then measured; the share written to the run
+    stages.writer_measure   the writer against the base, and the model_question_share that justifies
+    stages.reasoner_data    training chats for the reasoner (a solver's deduction, then the letter)
+    stages.reasoner_train   the reasoner's stage: its adapter trained, then measured; the mode written to the run
+    stages.reasoner_measure letter-only against reasoning, and the answer_mode that justifies
+The organisers' harness (`python -m helpers.agents question|answer`, `python -m helpers.agents.harness export`):
+    harness.kit_agents      QAgent/AAgent classes the organisers' scripts import
+    harness.export          the harness folder: class files, kit_agent.json, adapters, the kit's helpers
+    harness.cli             `python -m helpers.agents question|answer` with the harness's flags
+    harness.check           the exported classes called as the harness calls them
+The match at home:
+    home.match  two teams, the organisers' scoring;  home.teams: the base model's and the seeds' teams
+    home.plots  latency and match plots
 """

@@ -1,5 +1,5 @@
-"""`python -m helpers.agents question|answer ...`: see helpers.agents.cli."""
+"""`python -m helpers.agents question|answer ...`: see helpers.agents.harness.cli."""
 
-from helpers.agents.cli import main
+from helpers.agents.harness.cli import main
 
 raise SystemExit(main())

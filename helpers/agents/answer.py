@@ -1,12 +1,12 @@
 """The A-agent: one answer object per question, always valid, inside the time budget.
 
 `{"answer": "<A-D>", "reasoning": "<= 100 words"}`. Letter mode: the letter from letter scoring (the model or the
-ensemble notebook 07 chose), a short reasoning naming it. Reason mode (agents.answer_mode, helpers.agents.reason):
+ensemble notebook 07 chose), a short reasoning naming it. Reason mode (agents.answer_mode, helpers.agents.reasoner):
 the reasoner's own deduction, stopped inside the budget, and the letter scored after it. Malformed input, a model error, bad scores or
 a spent budget give a counted fallback letter instead, never an exception. Every object passes the
 rules' answer filter (helpers.filters.check_answer) with the agent's own tokenizer before it leaves.
 
-Command line (helpers.agents.cli), with the harness's flags and files:
+Command line (helpers.agents.harness.cli), with the harness's flags and files:
 `python -m helpers.agents answer --input_file outputs/filtered_questions.json --output_file outputs/answers.json
 [--batch_size 5] [--profile smoke] [--run NAME]` writes answers.json, filtered_answers.json and answers.report.json.
 """
@@ -22,9 +22,9 @@ from typing import Any, Sequence
 
 from helpers import filters
 from helpers.agents import timing
-from helpers.agents.files import filtered_name, report_name
 from helpers.agents.inputs import ParsedQuestion, parse_question
 from helpers.io import InputError, read_json, stamp, write_json
+from helpers.layout import filtered_name, report_name
 from helpers.prompts import MAX_CHOICES
 
 ANSWER_LETTERS = "ABCD"  # the rules' answers are A-D whatever the question offers
@@ -88,7 +88,7 @@ class AnswerAgent:
                  margin: float = timing.DEFAULT_MARGIN, chunk_size: int = 8, name: str = "kit",
                  reasoner: Any = None):
         self.predictor = predictor
-        self.reasoner = reasoner  # a helpers.agents.reason.Reasoner: answer by reasoning, then the letter
+        self.reasoner = reasoner  # a helpers.agents.reasoner.Reasoner: answer by reasoning, then the letter
         self.tokenizer = tokenizer if tokenizer is not None else getattr(predictor, "tokenizer", None)
         if self.tokenizer is None:
             raise ValueError("the A-agent needs a tokenizer: the rules count answer tokens with it")
@@ -198,7 +198,7 @@ class AnswerAgent:
                           deadline: timing.Deadline) -> None:
         """Reasoning in chunks of chunk_size questions generated together (a harness batch of 5 is one chunk), each
         chunk inside one answer budget, so each of its answers is back within the budget of the chunk's start; the
-        letter comes from the logits after the reasoning, finished or cut (helpers.agents.reason). A chunk that
+        letter comes from the logits after the reasoning, finished or cut (helpers.agents.reasoner). A chunk that
         no longer fits the call's deadline (n x budget) gets the counted fallback, as in letter mode."""
         spent = 0.0
         for pos in range(0, len(todo), self.chunk_size):

@@ -4,30 +4,81 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from helpers import config
-from helpers.config import REASONER, WRITER
-from helpers.layout import RunLayout
+from helpers import config, io
 from helpers.agents import predictor as pred
 from helpers.agents import topics as topics_mod
 from helpers.agents.answer import AnswerAgent
 from helpers.agents.question import QuestionAgent
-from helpers.agents.reason import Reasoner
-from helpers.agents.reason_measure import mode_for_run
+from helpers.agents.reasoner import Reasoner
 from helpers.agents.writer import ModelWriter
-from helpers.agents.writer_measure import share_for_run
+from helpers.config import REASONER, WRITER
+from helpers.layout import RunLayout
+from helpers.models.members import missing_adapter_files
 
 
 def agents_cfg(cfg: dict, **overrides: Any) -> dict:
     """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked;
-    model_question_share "auto" resolved from the run's writer measurement (helpers.agents.writer_measure), answer_mode
-    "auto" from its reasoner measurement (helpers.agents.reason_measure)."""
+    model_question_share "auto" resolved from the run's writer measurement (measured_share), answer_mode "auto" from
+    its reasoner measurement (measured_mode)."""
     given = {k: v for k, v in overrides.items() if v is not None}
     acfg = {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
     if acfg["model_question_share"] == "auto":
-        acfg["model_question_share"] = share_for_run({**cfg, "agents": acfg})[0]
-    if acfg.get("answer_mode", "letter") == "auto":  # .get: an export made before the setting answers by letters
-        acfg["answer_mode"] = mode_for_run({**cfg, "agents": acfg})[0]
+        acfg["model_question_share"] = measured_share({**cfg, "agents": acfg})[0]
+    if acfg["answer_mode"] == "auto":
+        acfg["answer_mode"] = measured_mode({**cfg, "agents": acfg})[0]
     return acfg
+
+
+def measured_share(cfg: dict) -> tuple[float, str]:
+    """agents.model_question_share resolved for a run: the number set, or for "auto" the share the writer's stage wrote
+    into agents/writer.json (helpers.agents.stages.writer_train), trusted only while the writer it measured is there
+    and the profile's writer settings are the measured ones."""
+    share = cfg["agents"]["model_question_share"]
+    if share != "auto":
+        return float(share), "set in the profile"
+    if "run" not in cfg:
+        return 0.0, "no run to read a writer measurement from"
+    path = RunLayout.of(cfg).writer_report
+    if not path.exists():
+        return 0.0, "no trained writer was measured (writer.examples 0, or notebook 08 not run for this run)"
+    report = io.read_json(path)
+    missing = missing_adapter_files(cfg, WRITER)
+    if missing:
+        return 0.0, f"the measured writer's adapter is missing ({missing[0]})"
+    if (report.get("params") or {}).get("writer") not in (None, cfg["writer"]):
+        return 0.0, f"{path.name} measured other writer settings than the profile's: run notebook 08 again"
+    share = float(report["justified_share"])
+    return share, report["why"].removeprefix(f"model_question_share {share:g}: ")  # the stage's reason, bare
+
+
+def measured_mode(cfg: dict) -> tuple[str, str]:
+    """agents.answer_mode resolved for a run: the mode set, or for "auto" the mode the reasoner's stage wrote into
+    agents/reasoner.json (helpers.agents.stages.reasoner_train), trusted only while the measured reasoner adapter is
+    there and every setting the measurement recorded (the reasoner's, the answer budget's) is still the profile's."""
+    mode = cfg["agents"]["answer_mode"]
+    if mode != "auto":
+        return mode, "set in the profile"
+    if "run" not in cfg:
+        return "letter", "no run to read a reasoner measurement from"
+    path = RunLayout.of(cfg).reasoner_report
+    if not path.exists():
+        return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
+    report = io.read_json(path)
+    missing = missing_adapter_files(cfg, REASONER)
+    if missing:
+        return "letter", f"the measured reasoner's adapter is missing ({missing[0]})"
+    if not _still_the_profiles(report.get("params") or {}, cfg):
+        return "letter", (f"{path.name} measured other reasoner or answer-budget settings than the profile's: run "
+                          "notebook 08 again")
+    mode = report["justified_mode"]
+    return mode, report["why"].removeprefix(f"answer_mode {mode}: ")  # the stage's reason, bare
+
+
+def _still_the_profiles(measured: dict, cfg: dict) -> bool:
+    """Whether the reasoner section and every answer-budget key a measurement recorded equal the profile's."""
+    budget = measured.get("agents")
+    return (measured.get("reasoner") == cfg["reasoner"] and isinstance(budget, dict)
+            and budget == {k: v for k, v in cfg["agents"].items() if k in budget})
 
 
 def writer_member(info: dict, sel: dict) -> str:
@@ -59,12 +110,12 @@ def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str
                  mode: str | None = None) -> AnswerAgent:
     """An A-agent on an already loaded model: letter scoring with the selection's members, or (mode "reason", by
     default acfg["answer_mode"]) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
-    mode = mode or acfg.get("answer_mode", "letter")
+    mode = mode or acfg["answer_mode"]
     p, reasoner = None, None
     if mode == "reason":
         if REASONER not in getattr(model, "peft_config", {}):
             raise ValueError(f"answer_mode reason needs the {REASONER!r} adapter loaded (notebook 08 trains it)")
-        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=acfg.get("reason_max_tokens", 512))
+        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=acfg["reason_max_tokens"])
     else:
         p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
                                  method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
@@ -81,7 +132,7 @@ def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name:
     if model is not None and share > 0:
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
                              max_failures=acfg["writer_max_failures"],
-                             candidates=acfg.get("writer_candidates", 1))  # an export made before the setting
+                             candidates=acfg["writer_candidates"])
     return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=acfg["question_time_limit_s"],
                          margin=acfg["time_margin"], levels=acfg["puzzle_levels"], kinds=acfg["puzzle_kinds"],
                          candidates=acfg["puzzle_candidates"], writer=writer,

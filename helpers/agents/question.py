@@ -7,7 +7,7 @@ the verified puzzle generators
 last a counted off-topic puzzle so the agent never goes silent. Each answer letter is drawn uniformly from A-D on its
 own (no blocks an opponent could count on), unless a harness prompt names the letter.
 
-Command line (helpers.agents.cli), with the harness's flags and files:
+Command line (helpers.agents.harness.cli), with the harness's flags and files:
 `python -m helpers.agents question --output_file outputs/questions.json --num_questions 20 [--batch_size 5]
 [--profile smoke] [--run NAME] [--topics_file data/topics.json] [--model_share 0.2]` writes questions.json,
 filtered_questions.json and questions.report.json.
@@ -24,8 +24,8 @@ from typing import Any, Sequence
 
 from helpers import filters, puzzles
 from helpers.agents import timing, topics as topics_mod
-from helpers.agents.files import filtered_name, report_name
 from helpers.io import stamp, write_json
+from helpers.layout import filtered_name, report_name
 from helpers.records import dedupe_key
 
 LETTERS4 = "ABCD"

@@ -97,3 +97,9 @@ def requested_letter(text: str) -> str | None:
         if match:
             return match.group(1).upper()
     return None
+
+
+def generator_table(topics: dict[str, list[str]]) -> list[dict]:
+    """One row per (topic, subtopic): the puzzle generators that serve it, or who does when none fits."""
+    return [{"topic": t, "subtopic": s, "generator": ", ".join(generator_kinds(t, s)) or "none (model or bank)"}
+            for t, s in pairs(topics)]

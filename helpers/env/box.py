@@ -1,7 +1,7 @@
 """The torch stack a GPU box owns (torch, its triton, bitsandbytes, ...): what is installed, a record of it, what changed.
 
 Standard library only, so `make setup` can record the stack and filter its pins before the kit (or `packaging`) is
-installed: `python -m helpers.env.box record` and `python -m helpers.env.box constraints FILE`.
+installed: `python -m helpers.env box record` and `python -m helpers.env box constraints FILE`.
 Why: a plain pip install on the ROCm container can put PyPI's triton over pytorch-triton-rocm (the seeds'
 `triton_key` ImportError) or swap the ROCm torch for a CUDA one. The kit never installs or replaces these.
 """
@@ -115,21 +115,3 @@ def stack_changes(path: Path, installed: dict[str, str]) -> list[str]:
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: field 'guarded': unreadable stack record ({exc}): delete it and rerun make setup")
     return compare(recorded, guarded_versions(installed))
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`record` (the box's stack, once) or `constraints FILE` (FILE's pins for this box, on stdout)."""
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["record"]:
-        wrote = record_stack(installed_versions(), stack_path())
-        print(f"setup: {'recorded' if wrote else 'kept the record of'} this box's torch stack in {stack_path()}")
-        return 0
-    if args[:1] == ["constraints"] and len(args) == 2:
-        print("\n".join(constraint_lines(Path(args[1]).read_text().splitlines(), installed_versions())))
-        return 0
-    print("usage: python -m helpers.env.box record | constraints FILE", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

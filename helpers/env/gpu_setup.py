@@ -1,6 +1,6 @@
 """`make setup-gpu`: Unsloth, pinned, into the kit's venv on a box that already has a ROCm or CUDA torch.
 
-`python -m helpers.env.gpu_setup install` downloads the pinned unsloth and unsloth_zoo wheels, reads what they require,
+`python -m helpers.env gpu-setup install` downloads the pinned unsloth and unsloth_zoo wheels, reads what they require,
 installs them with --no-deps (Unsloth's own AMD instructions) and only the requirements the box does not own, checks
 that no package of the box's torch stack changed, then runs the environment check, which says which backend runs.
 (make setup records that stack with helpers.env.box); `download` fetches the wheels (make setup, for the wheel test);
@@ -9,7 +9,6 @@ that no package of the box's torch stack changed, then runs the environment chec
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -43,7 +42,7 @@ def pinned_wheels(dest: Path | None = None) -> list[Path]:
     for name, version in unsloth_pins().items():
         found = sorted(dest.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
         if not found:
-            raise FileNotFoundError(f"{dest}: no {name} {version} wheel: run `python -m helpers.env.gpu_setup "
+            raise FileNotFoundError(f"{dest}: no {name} {version} wheel: run `python -m helpers.env gpu-setup "
                                     f"download` (make setup does)")
         out.append(found[0])
     return out
@@ -190,7 +189,7 @@ def install(cpu_rehearsal: bool = False) -> int:
         return 1
     print(f"setup-gpu: unsloth {unsloth_pins()['unsloth']} installed; the box's torch stack is unchanged "
           f"({', '.join(f'{n} {v}' for n, v in box.guarded_versions(before).items())})")
-    return subprocess.run([sys.executable, "-m", "helpers.env.gpu_setup", "check"]).returncode
+    return subprocess.run([sys.executable, "-m", "helpers.env", "gpu-setup", "check"]).returncode
 
 
 def check() -> int:
@@ -213,28 +212,3 @@ def plan_on(versions_file: Path | None) -> int:
     p = stack.plan(requirements(pinned_wheels()), installed, pins())
     print_plan(p)
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m helpers.env.gpu_setup", description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels into the venv")
-    inst = sub.add_parser("install", help="install Unsloth without touching the box's torch stack")
-    inst.add_argument("--cpu-rehearsal", action="store_true",
-                      help="run on a CPU torch and past box findings (the GPU-stack test tier; never on a team's box)")
-    pl = sub.add_parser("plan", help="what install would do")
-    pl.add_argument("--versions", type=Path, help="judge a constraints file's versions instead of this Python's")
-    sub.add_parser("check", help="the environment check: which backend runs, and why")
-    args = ap.parse_args(argv)
-    if args.cmd == "download":
-        print("setup: Unsloth wheels for the wheel test: " + ", ".join(w.name for w in download()))
-        return 0
-    if args.cmd == "install":
-        return install(args.cpu_rehearsal)
-    if args.cmd == "plan":
-        return plan_on(args.versions)
-    return check()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

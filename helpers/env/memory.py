@@ -11,11 +11,8 @@ the logits peak (end of forward) and a layer's recompute (later in backward) are
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -28,7 +25,7 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 METHODS = ("lora", "rslora", "dora", "full")
 BACKENDS = ("transformers", "unsloth")
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "4bit": 2}  # bytes per unquantised weight (4bit keeps bf16 parts)
-_DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
                   "nf4": "4bit", "4-bit": "4bit", "int4": "4bit", "qlora": "4bit"}
 # NF4 with double quantisation (QLoRA; Unsloth's default): 4 bits per weight + an 8-bit absmax per 64-weight
 # block (1/64 B) + an fp32 scale per 256 absmax blocks = 0.127 extra bits/weight (QLoRA paper, section 3);
@@ -304,7 +301,7 @@ def estimate(model: Any, *, method: str = "lora", dtype: str = "bf16", rank: int
              lora_dropout: float = 0.0) -> MemoryEstimate:
     """Estimate peak device memory of a training step (the model is in the module docstring)."""
     s = get_shape(model)
-    dtype = _DTYPE_ALIASES.get(str(dtype).lower(), str(dtype).lower())
+    dtype = DTYPE_ALIASES.get(str(dtype).lower(), str(dtype).lower())
     for label, value, allowed in (("method", method, METHODS), ("dtype", dtype, tuple(DTYPES)),
                                   ("optimizer", optimizer, tuple(OPTIMIZERS)), ("backend", backend, BACKENDS)):
         if value not in allowed:
@@ -402,60 +399,3 @@ def plot_fit_table(rows: list[dict], device_gib: float, path: str | os.PathLike,
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: the breakdown for one model; bad input exits 2 with a one-line error."""
-    ap = argparse.ArgumentParser(prog="python -m helpers.env.memory", description=__doc__.splitlines()[0])
-    ap.add_argument("--model", help="known name or alias, a config.json path or a folder holding one")
-    ap.add_argument("--list-models", action="store_true", help="print the built-in model table")
-    ap.add_argument("--method", default="lora", choices=METHODS)
-    ap.add_argument("--dtype", default="bf16", choices=tuple(DTYPES) + tuple(_DTYPE_ALIASES))
-    for flag, default in (("--rank", 64), ("--batch-size", 4), ("--seq-len", 2048)):
-        ap.add_argument(flag, type=int, default=default)
-    ap.add_argument("--target-modules", default="all-linear", help="all-linear or a comma list, e.g. q_proj,v_proj")
-    ap.add_argument("--grad-checkpointing", action=argparse.BooleanOptionalAction, default=True)
-    ap.add_argument("--optimizer", default="adamw_torch", choices=tuple(OPTIMIZERS))
-    # Default: the kit's accelerator path (Unsloth, as the seeds ran); plain PEFT costs ~20 GiB more on 72B.
-    ap.add_argument("--backend", default="unsloth", choices=BACKENDS,
-                    help="unsloth (the kit's GPU path) or transformers (plain PEFT, fp32 loss upcast)")
-    ap.add_argument("--lora-dropout", type=float, default=0.0)
-    ap.add_argument("--device-gib", type=float, help="device memory in GiB (MI300X: 191.7); adds a fits verdict")
-    ap.add_argument("--headroom", type=float, default=0.05, help="fraction of the device kept free")
-    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    args = ap.parse_args(argv)
-    try:
-        if args.list_models:
-            rows = {n: round(count_params(get_shape(n))["total"] / 1e9, 2) for n in KNOWN_MODELS}
-            print(json.dumps(rows, indent=2) if args.json else "\n".join(f"{n:<32}{b:>8.2f}B" for n, b in rows.items()))
-            return 0
-        if not args.model:
-            raise ValueError("--model is required (or --list-models)")
-        est = estimate(args.model, method=args.method, dtype=args.dtype, rank=args.rank,
-                       target_modules=args.target_modules, batch_size=args.batch_size, seq_len=args.seq_len,
-                       grad_checkpointing=args.grad_checkpointing, optimizer=args.optimizer, backend=args.backend,
-                       lora_dropout=args.lora_dropout)
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}".splitlines()[0], file=sys.stderr)
-        return 2
-    out = est.to_dict()
-    if args.device_gib is not None:
-        out.update(device_gib=args.device_gib, headroom=args.headroom, fits=fits(est, args.device_gib, args.headroom))
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
-    st, p = est.settings, est.params
-    print(f"{est.model}: {p['total'] / 1e9:.2f}B params ({p['active'] / 1e9:.2f}B active), "
-          f"{est.trainable_params / 1e6:,.1f}M trainable")
-    print(f"{st['method']}{'' if st['rank'] is None else ' r=%d' % st['rank']} {st['dtype']}, batch "
-          f"{st['batch_size']} x seq {st['seq_len']}, grad checkpointing {'on' if st['grad_checkpointing'] else 'off'}, "
-          f"{st['optimizer']}, {st['backend']}")
-    for part, nbytes in [*out["parts"].items(), ("total", est.total_bytes)]:
-        print(f"  {part:<12}{nbytes / GIB:>9.2f} GiB")
-    if args.device_gib is not None:
-        print(f"  fits {args.device_gib:g} GiB with {args.headroom:.0%} headroom: {'yes' if out['fits'] else 'NO'}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

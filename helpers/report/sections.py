@@ -1,6 +1,6 @@
 """The run report's sections, one per stage artifact: each turns one parsed JSON file into report blocks.
 
-Used by helpers.report; everything here reads only files under the run folder (`Ctx.run_dir`).
+Used by helpers.report.build; everything here reads only files under the run folder (`Ctx.run_dir`).
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from helpers.config import REASONER, WRITER
-from helpers.evaluate import COLLAPSE_ADVICE, COLLAPSE_SHARE
+from helpers.evaluate.metrics import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
 from helpers.report.render import Block
 
-# design.md's artifact table: which notebook writes what, so a missing file names the notebook to run.
-STAGES = NOTEBOOKS  # "03" -> "03_train_model1_lora"
-MODEL_STAGES = {"model1_lora": "03", "model2_rslora": "04", "model3_dora": "05", WRITER: "08", REASONER: "08"}
+# Adapter -> the notebook number that trains it: "03_train_model1_lora" trains model1_lora; 08 trains the agents' two.
+MODEL_STAGES = {**{nb.removeprefix(f"{nn}_train_"): nn for nn, nb in NOTEBOOKS.items()
+                   if nb.startswith(f"{nn}_train_")}, WRITER: "08", REASONER: "08"}
 VERDICT = {"pass": "ready", "info": "ready (see the notes)", "warn": "usable, with warnings",
            "fail": "NOT ready: fix the failures below before training"}
 # What a well-formed file can still get wrong (a missing key, a list where a dict was expected, ...).
@@ -44,8 +44,8 @@ class Ctx:
     def load(self, rel: str, stage: str, section: str) -> Any:
         """A JSON artifact, or None after recording why (not run / unreadable) for `section`."""
         path = self.run_dir / rel
-        if not path.exists():
-            self.status[section] = f"not run: notebooks/{STAGES[stage]}.ipynb"
+        if not path.exists():  # the layout's stage table (helpers.layout.STAGES) names the notebook to run
+            self.status[section] = f"not run: notebooks/{NOTEBOOKS[stage]}.ipynb"
             return None
         try:
             obj = read_json(path)
@@ -85,7 +85,7 @@ def plot(ctx: Ctx, rel: str, alt: str) -> Block:
 
 def nb_link(ctx: Ctx, stage: str) -> Any:
     """A link to the executed copy of a stage's notebook, or its plain name."""
-    path = ctx.lay.executed_notebook(STAGES[stage])
+    path = ctx.lay.executed_notebook(NOTEBOOKS[stage])
     return [("link", path.name, ctx.rel(path))] if path.exists() else path.name
 
 

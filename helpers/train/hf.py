@@ -1,6 +1,6 @@
 """The transformers side of adapter training: version-tolerant TrainingArguments and the per-chunk Trainer.
 
-Imported only from inside helpers.train.train_adapter (after the model is loaded), never at module import,
+Imported only inside helpers.train.run / helpers.train.state functions (after the model is loaded), never at import,
 so Unsloth can still be imported first (see helpers.models). Works on transformers 4.51.3 and 5.x:
   - group_by_length=True (4.51.3) is train_sampling_strategy="group_by_length" on 5.x;
   - eval_strategy (4.41+) was evaluation_strategy before; use_cpu (4.34+) was no_cuda;

@@ -1,0 +1,62 @@
+"""The writer's and the reasoner's stages from a shell: train the adapter, measure it, write the decision.
+
+    python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON]
+    python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from helpers import config, env
+from helpers.agents.stages import reasoner_measure, reasoner_train, writer_measure, writer_train
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The stage to run and the profile it runs on."""
+    ap = argparse.ArgumentParser(prog="python -m helpers.agents.stages", description=__doc__.splitlines()[0])
+    stages = ap.add_subparsers(dest="stage", required=True)
+    for name, what in (("writer", "train the question writer, measure it against the base -> agents/writer.json"),
+                       ("reasoner", "train the reasoner, measure it against letter scoring -> agents/reasoner.json")):
+        sp = stages.add_parser(name, help=what, description=what)
+        sp.add_argument("--profile", default="smoke", help=f"one of {', '.join(config.available_profiles())}")
+        sp.add_argument("--run", default=None, help="run name (default: the profile's)")
+        sp.add_argument("--overrides", default="{}", help=f'JSON of dotted keys, e.g. \'{{"{name}.examples": 400}}\'')
+        if name == "reasoner":
+            sp.add_argument("--measure-only", action="store_true", help="measure the trained reasoner without training")
+    return ap.parse_args(argv)
+
+
+def run_writer(cfg: dict, rec: dict) -> str:
+    """Train the profile's writer, measure it against the base; what the measurement says."""
+    summary = writer_train.train(cfg, recommendation=rec, progress="lines")
+    print(f"[writer] trained: loss {summary['first_loss']} -> {summary['last_loss']}, {summary['wall_seconds']:.0f}s")
+    return writer_measure.describe(writer_train.measure_run(cfg, recommendation=rec))
+
+
+def run_reasoner(cfg: dict, rec: dict, *, measure_only: bool) -> str:
+    """Train the profile's reasoner (unless measure_only), measure it against letter scoring; what that says."""
+    if not measure_only:
+        s = reasoner_train.train(cfg, recommendation=rec, progress="lines")
+        print(f"[reasoner] trained: loss {s['first_loss']} -> {s['last_loss']}, {s['wall_seconds']:.0f}s")
+    return reasoner_measure.describe(reasoner_train.measure_run(cfg, recommendation=rec))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: `writer` or `reasoner`, then the profile and run."""
+    args = parse(argv)
+    try:
+        cfg = config.load_profile(args.profile, args.run, json.loads(args.overrides or "{}"))
+        rec = env.read_recommendation(cfg)
+        text = (run_writer(cfg, rec) if args.stage == "writer"
+                else run_reasoner(cfg, rec, measure_only=args.measure_only))
+    except (KeyError, ValueError) as exc:  # InputError is a ValueError: it names the file and key
+        print(f"{args.stage}: {exc}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
+raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""Letter-only against reasoning, measured: the same held-out puzzles (every family of agents.puzzle_kinds x
+reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
+A-agent itself in harness-sized batches. Reported: accuracy overall and by family and level, seconds per answer
+(p50/p99) against the 6 s limit, the share of reasonings cut by the deadline or the token cap, the favourite letter
+(a collapse shows there, not in a loss), and the answer filter's verdict. That decides `agents.answer_mode: auto`
+(justified_mode); the stage that runs it and writes agents/reasoner.json is helpers.agents.stages.reasoner_train.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from typing import Any, Sequence
+
+from helpers import filters, puzzles
+from helpers.agents import timing
+from helpers.agents.answer import run_answers
+from helpers.agents.reasoner import STOPS
+from helpers.agents.stages.reasoner_data import puzzle_cycle
+from helpers.config import ANSWER_MODES
+from helpers.evaluate import favourite_letter, wilson
+from helpers.records import LETTERS
+
+MODES = ANSWER_MODES  # letter, reason
+HARNESS_BATCH = 5  # the organisers' default --batch_size
+MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-sided significance (sign test)
+MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens")
+
+
+def measured_settings(cfg: dict) -> dict:
+    """What a measurement depends on besides the model: the reasoner's settings and the answer budget's (recorded in
+    agents/reasoner.json; helpers.agents.build trusts its decision only while the profile still has them)."""
+    return {"reasoner": cfg["reasoner"], "agents": {k: cfg["agents"][k] for k in MEASURED_AGENTS}}
+
+
+def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
+    """n solver-proven puzzles as the harness's questions (lettered choices, the key a letter) with their "kind" and
+    "level": every family x level in turn, the key letter moving on each round; drawn from their own seed stream, so
+    they are not the training chats' puzzles (the stream differs; a level-1 twin by chance is possible)."""
+    rng, out = random.Random(f"reasoner-measure:{seed}"), []
+    for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"measure-{seed}-{i:04d}")
+        question = filters.to_official_question(rec, rec["topic"])
+        question.pop("explanation", None)  # the deduction is the answer's: an A-agent never sees it
+        out.append({**question, "kind": kind, "level": level})
+    return out
+
+
+def _accuracy(rows: list[dict]) -> dict:
+    k, n = sum(r["correct"] for r in rows), len(rows)
+    low, high = wilson(k, n)
+    return {"n": n, "correct": k, "accuracy": round(k / n, 4) if n else None, "ci95": [round(low, 4), round(high, 4)]}
+
+
+def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATCH, limit_s: float | None = None) -> dict:
+    """One A-agent on the questions: accuracy (overall, by family, by level), latency against the limit (the agent's,
+    or limit_s), why each reasoning stopped, the favourite letter, answers failing the filter, fallbacks, and two
+    answers to read."""
+    answers, metas = run_answers(agent, questions, batch_size=batch_size)
+    rows = [{"kind": q["kind"], "level": q["level"], "correct": a["answer"] == q["answer"],
+             "pred": LETTERS.index(a["answer"]), "answer": LETTERS.index(q["answer"])} for q, a in zip(questions, answers)]
+    by_kind, by_level = defaultdict(list), defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
+        by_level[str(r["level"])].append(r)
+    _, dropped = filters.filter_answers(answers, agent.tokenizer)
+    stops = Counter(m.get("stop") for m in metas if m.get("stop"))
+    fav = favourite_letter(rows)
+    return {**_accuracy(rows), "by_kind": {k: _accuracy(v) for k, v in by_kind.items()},
+            "by_level": {k: _accuracy(v) for k, v in sorted(by_level.items())},
+            "latency": timing.latency_summary([m["seconds"] for m in metas], limit_s or agent.time_limit_s),
+            "stops": {s: round(stops[s] / len(rows), 4) for s in STOPS if stops[s]},
+            "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),
+            "tokens_mean": round(sum(m.get("tokens", 0) for m in metas) / len(rows), 1),
+            "favourite": {**fav, "share": round(fav["share"], 4), "key_share": round(fav["key_share"], 4)},
+            "item_correct": [int(r["correct"]) for r in rows],
+            "filter_failed": sum(dropped.values()), "fallbacks": dict(Counter(m["reason"] for m in metas
+                                                                            if m["source"] == "fallback")),
+            "examples": [{"question": q["question"], "key": q["answer"], **a} for q, a in zip(questions[:2], answers)]}
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided exact sign test (McNemar's exact test): P(at least `wins` of the wins + losses puzzles where the two
+    modes differ go to one side by chance)."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n if n else 1.0
+
+
+def justified_mode(report: dict | None) -> tuple[str, str]:
+    """The answer mode a measurement justifies, and why: reason when the reasoner answered significantly more of the
+    same held-out puzzles correctly than letter scoring (sign test on the puzzles where they differ, p < MAX_P), with
+    every answer passing the filter, p99 under the limit and its letters not collapsed onto one
+    (helpers.evaluate.favourite_letter); else letter."""
+    reason, letter_ = (report or {}).get("reason"), (report or {}).get("letter")
+    if not reason or not letter_:
+        return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
+    if reason["filter_failed"]:
+        return "letter", f"{reason['filter_failed']} reasoning answer(s) failed the answer filter"
+    p99, limit = reason["latency"]["p99_s"], reason["latency"]["limit_s"]
+    if p99 >= limit:
+        return "letter", f"reasoning p99 {p99:.2f} s is over the {limit:g} s limit"
+    fav = reason.get("favourite") or {}
+    if fav.get("collapsed"):
+        return "letter", f"reasoning answered {fav['letter']} on {fav['share']:.0%} of the puzzles (collapsed)"
+    if reason["correct"] <= letter_["correct"]:
+        return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}), no more "
+                          f"than letter-only's {letter_['correct']}/{letter_['n']} ({letter_['accuracy']:.0%})")
+    pairs = list(zip(reason.get("item_correct", []), letter_.get("item_correct", [])))
+    wins, losses = sum(r > lt for r, lt in pairs), sum(r < lt for r, lt in pairs)
+    p = sign_test(wins, losses)
+    if p >= MAX_P:
+        return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} against letter-only's "
+                          f"{letter_['correct']}: right alone on {wins} puzzles, wrong alone on {losses} (sign test "
+                          f"p {p:.2f}, not under {MAX_P})")
+    return "reason", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}) against "
+                      f"letter-only's {letter_['correct']} ({letter_['accuracy']:.0%}; right alone on {wins}, wrong "
+                      f"alone on {losses}, p {p:.3f}), p99 {p99:.2f} s")
+
+
+def describe(report: dict) -> str:
+    """One line per mode (accuracy, p50/p99 against the limit, cut share, favourite letter), then the mode chosen."""
+    rows = []
+    for mode in MODES:
+        r = report[mode]
+        lat, fav = r["latency"], r["favourite"]
+        rows.append(f"[reasoner] {mode:>6}: {r['correct']}/{r['n']} correct ({r['accuracy']:.0%}, 95% "
+                    f"{r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}), p50 {lat['p50_s']:.2f} s p99 {lat['p99_s']:.2f} s of "
+                    f"{lat['limit_s']:g} s, cut {r['cut_share']:.0%}, favourite {fav['letter']} {fav['share']:.0%}")
+    return "\n".join(rows + [f"[reasoner] {report['why']}"])

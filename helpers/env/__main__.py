@@ -1,0 +1,135 @@
+"""`python -m helpers.env memory|box|gpu-setup ...`: the environment stage's command lines.
+
+    memory --model NAME [...]                  peak training memory for one model ("will it fit")
+    box record | box constraints FILE          the box's torch stack: recorded once, FILE's pins filtered for it
+    gpu-setup download|install|plan|check      make setup-gpu: pinned Unsloth, the box's torch stack untouched
+`box` runs before make setup installs anything: this module and what it imports at the top are standard library
+only; gpu_setup (which needs `packaging`) is imported when its command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from helpers.env import box, memory
+
+
+def _memory_parser(sub: argparse._SubParsersAction) -> None:
+    """The memory estimator's arguments."""
+    ap = sub.add_parser("memory", help="peak training memory for one model", description=memory.__doc__.splitlines()[0])
+    ap.add_argument("--model", help="known name or alias, a config.json path or a folder holding one")
+    ap.add_argument("--list-models", action="store_true", help="print the built-in model table")
+    ap.add_argument("--method", default="lora", choices=memory.METHODS)
+    ap.add_argument("--dtype", default="bf16", choices=tuple(memory.DTYPES) + tuple(memory.DTYPE_ALIASES))
+    for flag, default in (("--rank", 64), ("--batch-size", 4), ("--seq-len", 2048)):
+        ap.add_argument(flag, type=int, default=default)
+    ap.add_argument("--target-modules", default="all-linear", help="all-linear or a comma list, e.g. q_proj,v_proj")
+    ap.add_argument("--grad-checkpointing", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--optimizer", default="adamw_torch", choices=tuple(memory.OPTIMIZERS))
+    # Default: the kit's accelerator path (Unsloth, as the seeds ran); plain PEFT costs ~20 GiB more on 72B.
+    ap.add_argument("--backend", default="unsloth", choices=memory.BACKENDS,
+                    help="unsloth (the kit's GPU path) or transformers (plain PEFT, fp32 loss upcast)")
+    ap.add_argument("--lora-dropout", type=float, default=0.0)
+    ap.add_argument("--device-gib", type=float, help="device memory in GiB (MI300X: 191.7); adds a fits verdict")
+    ap.add_argument("--headroom", type=float, default=0.05, help="fraction of the device kept free")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run_memory(args: argparse.Namespace) -> int:
+    """The breakdown for one model (or the model table); bad input exits 2 with a one-line error."""
+    try:
+        if args.list_models:
+            rows = {n: round(memory.count_params(memory.get_shape(n))["total"] / 1e9, 2) for n in memory.KNOWN_MODELS}
+            print(json.dumps(rows, indent=2) if args.json else "\n".join(f"{n:<32}{b:>8.2f}B" for n, b in rows.items()))
+            return 0
+        if not args.model:
+            raise ValueError("--model is required (or --list-models)")
+        est = memory.estimate(args.model, method=args.method, dtype=args.dtype, rank=args.rank,
+                              target_modules=args.target_modules, batch_size=args.batch_size, seq_len=args.seq_len,
+                              grad_checkpointing=args.grad_checkpointing, optimizer=args.optimizer,
+                              backend=args.backend, lora_dropout=args.lora_dropout)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    out = est.to_dict()
+    if args.device_gib is not None:
+        out.update(device_gib=args.device_gib, headroom=args.headroom,
+                   fits=memory.fits(est, args.device_gib, args.headroom))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    st, p = est.settings, est.params
+    print(f"{est.model}: {p['total'] / 1e9:.2f}B params ({p['active'] / 1e9:.2f}B active), "
+          f"{est.trainable_params / 1e6:,.1f}M trainable")
+    print(f"{st['method']}{'' if st['rank'] is None else ' r=%d' % st['rank']} {st['dtype']}, batch "
+          f"{st['batch_size']} x seq {st['seq_len']}, grad checkpointing {'on' if st['grad_checkpointing'] else 'off'}, "
+          f"{st['optimizer']}, {st['backend']}")
+    for part, nbytes in [*out["parts"].items(), ("total", est.total_bytes)]:
+        print(f"  {part:<12}{nbytes / memory.GIB:>9.2f} GiB")
+    if args.device_gib is not None:
+        print(f"  fits {args.device_gib:g} GiB with {args.headroom:.0%} headroom: {'yes' if out['fits'] else 'NO'}")
+    return 0
+
+
+def _box_parser(sub: argparse._SubParsersAction) -> None:
+    """`box record` and `box constraints FILE`."""
+    ap = sub.add_parser("box", help="the box's torch stack (standard library only)")
+    acts = ap.add_subparsers(dest="action", required=True)
+    acts.add_parser("record", help="record this box's torch stack in the venv, once")
+    pins = acts.add_parser("constraints", help="FILE's pins for this box, on stdout")
+    pins.add_argument("file", type=Path)
+
+
+def run_box(args: argparse.Namespace) -> int:
+    """Record the box's stack (the first record stands), or print FILE's pins with the box's own versions held."""
+    if args.action == "record":
+        wrote = box.record_stack(box.installed_versions(), box.stack_path())
+        print(f"setup: {'recorded' if wrote else 'kept the record of'} this box's torch stack in {box.stack_path()}")
+    else:
+        print("\n".join(box.constraint_lines(args.file.read_text().splitlines(), box.installed_versions())))
+    return 0
+
+
+def _gpu_setup_parser(sub: argparse._SubParsersAction) -> None:
+    """make setup-gpu's four steps."""
+    ap = sub.add_parser("gpu-setup", help="pinned Unsloth on a GPU box, its torch stack untouched")
+    acts = ap.add_subparsers(dest="action", required=True)
+    acts.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels into the venv")
+    inst = acts.add_parser("install", help="install Unsloth without touching the box's torch stack")
+    inst.add_argument("--cpu-rehearsal", action="store_true",
+                      help="run on a CPU torch and past box findings (the GPU-stack test tier; never on a team's box)")
+    plan = acts.add_parser("plan", help="what install would do")
+    plan.add_argument("--versions", type=Path, help="judge a constraints file's versions instead of this Python's")
+    acts.add_parser("check", help="the environment check: which backend runs, and why")
+
+
+def run_gpu_setup(args: argparse.Namespace) -> int:
+    """One make setup-gpu step."""
+    from helpers.env import gpu_setup  # needs `packaging`, which box's commands may run without
+    if args.action == "download":
+        print("setup: Unsloth wheels for the wheel test: " + ", ".join(w.name for w in gpu_setup.download()))
+        return 0
+    if args.action == "install":
+        return gpu_setup.install(args.cpu_rehearsal)
+    if args.action == "plan":
+        return gpu_setup.plan_on(args.versions)
+    return gpu_setup.check()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run the one command it names."""
+    ap = argparse.ArgumentParser(prog="python -m helpers.env", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    _memory_parser(sub)
+    _box_parser(sub)
+    _gpu_setup_parser(sub)
+    args = ap.parse_args(argv)
+    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup}[args.command]
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

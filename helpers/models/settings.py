@@ -1,0 +1,88 @@
+"""Which backend loads a model (Unsloth or transformers) and the profile's model settings with "auto" resolved.
+
+Pure: never imports torch, transformers or Unsloth, so every choice is tested on fabricated environment facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+          "float16": "float16", "fp16": "float16", "half": "float16"}
+
+
+def falsy(value: Any) -> bool:
+    """A profile or recommendation value meaning off (false, "no", "0", ...)."""
+    return value is False or str(value).strip().lower() in ("false", "no", "off", "0", "none")
+
+
+def truthy(value: Any) -> bool:
+    """A profile or recommendation value meaning on (true, "yes", "1", ...)."""
+    return value is True or str(value).strip().lower() in ("true", "yes", "on", "1")
+
+
+def rec_value(recommendation: dict | None, key: str, default: Any = None) -> Any:
+    """A recommended setting's value; accepts {"key": value} and {"key": {"value": v, "reason": r}}."""
+    if not recommendation or key not in recommendation:
+        return default
+    item = recommendation[key]
+    return item.get("value", default) if isinstance(item, dict) else item
+
+
+def _unsloth_possible(env_info: dict | None) -> tuple[bool, str]:
+    """Whether Unsloth can run, and why, from env.collect_facts() or env.recommend() output."""
+    info = env_info or {}
+    if "use_unsloth" not in info and isinstance(info.get("unsloth"), dict):  # env.collect_facts() record
+        from helpers.env.rules import unsloth_choice  # the one backend rule, also behind env.recommend()
+        return unsloth_choice(info)
+    value = rec_value(info, "use_unsloth")  # env.recommend() output: already decided from the facts
+    if value is None:
+        return False, "no environment facts: transformers is the safe default"
+    return truthy(value), "the environment recommendation"
+
+
+def choose_backend(env_info: dict | None, model_cfg: dict) -> str:
+    """'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, else 'transformers'.
+
+    env_info is either env.collect_facts() or env.recommend(); pure (never imports anything), so it is
+    tested on fabricated facts. An explicit use_unsloth: true that cannot be honoured raises.
+    """
+    want = model_cfg["use_unsloth"]
+    if falsy(want):
+        return "transformers"
+    possible, why = _unsloth_possible(env_info)
+    if possible:
+        return "unsloth"
+    if truthy(want):
+        raise RuntimeError(f"model.use_unsloth is true but Unsloth cannot be used here ({why}); "
+                           "set model.use_unsloth: auto to fall back to transformers + PEFT")
+    return "transformers"
+
+
+def resolve_settings(model_cfg: dict, recommendation: dict | None, train_cfg: dict | None = None) -> dict:
+    """The profile's model settings with every "auto" replaced by the recommendation (or a safe default)."""
+    def pick(value: Any, rec_key: str, default: Any) -> Any:
+        if value is None or str(value).lower() == "auto":
+            value = rec_value(recommendation, rec_key, default)
+        return default if value is None else value
+
+    dtype = str(pick(model_cfg["dtype"], "dtype", "float32")).lower()
+    if dtype not in DTYPES:
+        raise ValueError(f"model.dtype: {dtype!r} is not one of {sorted(set(DTYPES))} or auto")
+    want_4bit = model_cfg["load_in_4bit"]
+    rec_4bit = truthy(rec_value(recommendation, "load_in_4bit", False))
+    # 4-bit only when requested (true/auto) AND recommended: bitsandbytes must really work (not on ROCm 6.2).
+    load_in_4bit = (not falsy(want_4bit)) and rec_4bit
+    attn = pick(model_cfg["attn_implementation"], "attn_implementation", None)
+    # Without a train section (loading for inference) the optimizer is the recommendation's, as for "auto".
+    optim = pick("auto" if train_cfg is None else train_cfg["optim"], "optim", None)
+    if optim is None:
+        optim = rec_value(recommendation, "optimizer", "adamw_torch")
+    return {
+        "dtype": DTYPES[dtype], "load_in_4bit": bool(load_in_4bit),
+        "load_in_4bit_requested": want_4bit, "attn_implementation": attn, "optim": str(optim),
+        "trust_remote_code": truthy(model_cfg["trust_remote_code"]),
+        "gradient_checkpointing": truthy(pick(model_cfg["gradient_checkpointing"], "gradient_checkpointing", True)),
+        "max_seq_len": int(model_cfg["max_seq_len"]),
+    }
