@@ -1,20 +1,25 @@
 """Profiles: one YAML file per profile under configs/, the single source of truth for parameters.
 
-Every section is typed here (SCHEMA) and checked once, when a profile loads: a key no section knows, a value of
-the wrong type or range, an override or notebook parameter that does either, stops with the file and the dotted
-key named. configs/base.yaml holds every key's default (and must hold every key), so nothing downstream supplies
-defaults or casts: an int where a float is expected becomes a float here, a float never becomes an int.
+A profile is a frozen `Profile` of frozen sections (`cfg.train.lr_start`), built once, when it loads: each key
+carries its check (helpers.checks), so a key no section knows, a value of the wrong type or range, an override or
+notebook parameter that does either, stops with the file and the dotted key named. configs/base.yaml holds every
+key's value (and must hold every key), so nothing downstream supplies defaults or casts: an int where a float is
+expected becomes a float here, a float never becomes an int. A change is a new Profile (with_overrides,
+with_params), never an edit.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
+from helpers.checks import (Check, flag, flag_or_auto, integer, list_of, number, one_of, one_of_int,
+                            optional, puzzle_kind, share_or_auto, text)
 from helpers.io import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,163 +42,202 @@ def cache_root() -> Path:
 
 
 # ---------------------------------------------------------------- the typed sections
-Check = Callable[[Any], Any]  # returns the value (cast where allowed) or raises ValueError saying what was expected
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def integer(low: int | None = None, high: int | None = None) -> Check:
-    """An int (not a bool), at least `low` and at most `high`."""
-    def check(value: Any) -> int:
-        if not _is_int(value):
-            raise ValueError(f"expected a whole number, got {value!r}")
-        if low is not None and value < low:
-            raise ValueError(f"expected at least {low}, got {value}")
-        if high is not None and value > high:
-            raise ValueError(f"expected at most {high}, got {value}")
-        return value
-    return check
-
-
-def number(low: float | None = None, high: float | None = None) -> Check:
-    """An int or float (not a bool) inside [low, high], returned as a float."""
-    def check(value: Any) -> float:
-        if isinstance(value, str) and _looks_numeric(value):
-            raise ValueError(f"expected a number, got the text {value!r}: YAML reads a number written without a dot "
-                             f"(1e-4) as text; write it with one (1.0e-4)")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected a number, got {value!r}")
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise ValueError(f"expected a number in [{low if low is not None else '-inf'}, "
-                             f"{high if high is not None else 'inf'}], got {value}")
-        return float(value)
-    return check
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def flag(value: Any) -> bool:
-    """true or false."""
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
-    return value
-
-
-def flag_or_auto(value: Any) -> bool | str:
-    """true, false or auto (decided by the env check)."""
-    if value == "auto" or isinstance(value, bool):
-        return value
-    raise ValueError(f"expected true, false or auto, got {value!r}")
-
-
-def share_or_auto(value: Any) -> float | str:
-    """A share in [0, 1], or auto (decided by a measurement, e.g. the question writer's in notebook 08)."""
-    return value if value == "auto" else number(0, 1)(value)
-
-
-def mode_or_auto(value: Any) -> str:
-    """An A-agent answer mode (letter, reason), or auto (decided by notebook 08's measurement)."""
-    return one_of("auto", *ANSWER_MODES)(value)
-
-
-def text(value: Any) -> str:
-    """A non-empty string."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"expected text, got {value!r}")
-    return value
-
-
-def one_of(*choices: str) -> Check:
-    """One of the given strings."""
-    def check(value: Any) -> str:
-        if value not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
-        return value
-    return check
-
-
-def puzzle_kind(value: Any) -> str:
-    """A puzzle family helpers.puzzles generates (imported on use: numpy is not needed to read a profile)."""
-    from helpers import puzzles
-    return one_of(*puzzles.KINDS)(value)
-
-
-def one_of_int(*choices: int) -> Check:
-    """One of the given whole numbers."""
-    def check(value: Any) -> int:
-        if not _is_int(value) or value not in choices:
-            raise ValueError(f"expected one of {', '.join(map(str, choices))}, got {value!r}")
-        return value
-    return check
-
-
-def optional(inner: Check) -> Check:
-    """null, or what `inner` accepts."""
-    return lambda value: None if value is None else inner(value)
-
-
-def list_of(inner: Check) -> Check:
-    """A list whose every item `inner` accepts."""
-    def check(value: Any) -> list:
-        if not isinstance(value, list):
-            raise ValueError(f"expected a list, got {value!r}")
-        return [inner(v) for v in value]
-    return check
-
-
-# An adapter of the `models:` section; magnitude_lr_multiplier is DoRA's (absent means 1.0: the base learning rate).
-ADAPTER_SCHEMA: dict[str, Check] = {"method": one_of("lora", "rslora", "dora"), "r": integer(1),
-                                    "alpha": number(low=0), "dropout": number(0, 1),
-                                    "magnitude_lr_multiplier": number(low=0)}
-ADAPTER_REQUIRED = ("method", "r", "alpha", "dropout")
 WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/writer/): not an ensemble member
 REASONER = "reasoner"  # the reasoning A-agent's adapter ("reason, then the letter"): not an ensemble member
 RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the reasoning A-agent (the reasoner section)"}
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
-MODELS = "adapters"  # marks the `models:` section: any adapter names, each an ADAPTER_SCHEMA mapping
+MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
 
-# An agent's own adapter section (writer:, reasoner:; helpers.agents.stages.own_adapter): chats, adapter, training.
-OWN_ADAPTER_SCHEMA: dict[str, Check] = {"examples": integer(0), "levels": list_of(one_of_int(1, 2, 3)),
-                                        "adapter": ADAPTER_SCHEMA, "lr": number(low=0), "epochs": number(low=0.01),
-                                        "max_seq_len": integer(1), "measure": integer(1)}
 
-SCHEMA: dict[str, Any] = {
-    "seed": integer(0),
-    "run": text,
-    "env": {"min_free_disk_gb": number(low=0), "hf_cache_warn_gb": number(low=0)},
-    "model": {"base": text, "max_seq_len": integer(1), "dtype": text, "load_in_4bit": flag_or_auto,
-              "attn_implementation": text, "trust_remote_code": flag, "use_unsloth": flag_or_auto,
-              "gradient_checkpointing": flag},
-    "data": {"sources": list_of(text), "puzzles": integer(0), "puzzle_kinds": list_of(puzzle_kind),
-             "val_fraction": number(0, 0.9), "tolerant": flag, "balance_letters": flag},
-    "curriculum": {"chunks": integer(1), "replay_capacity": integer(0), "scorer": text},
-    "train": {"epochs_per_chunk": number(low=0.01), "batch_size": integer(1), "grad_accum": integer(1),
-              "lr_start": number(low=0), "lr_end": number(low=0), "replay_start": number(0, 1),
-              "replay_end": number(0, 1), "optim": text, "warmup_ratio": number(0, 1), "weight_decay": number(low=0),
-              "logging_steps": integer(1), "max_grad_norm": number(low=0), "target_modules": list_of(text),
-              "keep_checkpoints": integer(0), "answer_only_logits": flag, "cpu_threads": optional(integer(1))},
-    "models": MODELS,
-    "eval": {"batch_size": integer(1), "max_questions": integer(0)},
-    # The Q-agent's question writer: its own adapter (trained in notebook 08, helpers.agents.stages.writer_train).
-    "writer": OWN_ADAPTER_SCHEMA,
-    # The reasoning A-agent's adapter, "a short deduction, then the letter" (helpers.agents.stages.reasoner_train).
-    "reasoner": OWN_ADAPTER_SCHEMA,
-    "agents": {"topics_file": text, "num_questions": integer(1), "answer_time_limit_s": number(low=0.1),
-               "question_time_limit_s": number(low=0.1), "time_margin": number(0.05, 1),
-               "model_question_share": share_or_auto, "writer_max_failures": integer(1),
-               "writer_candidates": integer(1),
-               "puzzle_kinds": list_of(puzzle_kind), "puzzle_levels": list_of(one_of_int(1, 2, 3)),
-               "puzzle_candidates": integer(1), "answer_chunk_size": integer(1),
-               "answer_mode": mode_or_auto, "reason_max_tokens": integer(1, 512)},
-}
+def setting(check: Check, **default: Any) -> Any:
+    """A profile key: its check travels with the field; configs/base.yaml gives its value (no default here)."""
+    return field(metadata={"check": check}, **default)
+
+
+def section(cls: type) -> Any:
+    """A nested section (a dataclass of settings)."""
+    return field(metadata={"section": cls})
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """An adapter of `models:` (or a writer's / reasoner's `adapter:`): PEFT method, rank, scale, dropout."""
+    method: str = setting(one_of("lora", "rslora", "dora"))
+    r: int = setting(integer(1))
+    alpha: float = setting(number(low=0))
+    dropout: float = setting(number(0, 1))
+    # DoRA's magnitude vectors train at this multiple of the learning rate; absent means the base rate
+    magnitude_lr_multiplier: float = setting(number(low=0), default=1.0)
+
+
+@dataclass(frozen=True)
+class EnvSettings:
+    """env: what the env check warns about."""
+    min_free_disk_gb: float = setting(number(low=0))
+    hf_cache_warn_gb: float = setting(number(low=0))
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """model: the base model and how it loads."""
+    base: str = setting(text)
+    max_seq_len: int = setting(integer(1))
+    dtype: str = setting(text)
+    load_in_4bit: bool | str = setting(flag_or_auto)
+    attn_implementation: str = setting(text)
+    trust_remote_code: bool = setting(flag)
+    use_unsloth: bool | str = setting(flag_or_auto)
+    gradient_checkpointing: bool = setting(flag)
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """data: what notebook 01 builds the dataset from."""
+    sources: list = setting(list_of(text))
+    puzzles: int = setting(integer(0))
+    puzzle_kinds: list = setting(list_of(puzzle_kind))
+    val_fraction: float = setting(number(0, 0.9))
+    tolerant: bool = setting(flag)
+    balance_letters: bool = setting(flag)
+
+
+@dataclass(frozen=True)
+class CurriculumSettings:
+    """curriculum: chunks, the replay reservoir, the difficulty scorer (notebook 02)."""
+    chunks: int = setting(integer(1))
+    replay_capacity: int = setting(integer(0))
+    scorer: str = setting(text)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """train: the chunked training of notebooks 03-05."""
+    epochs_per_chunk: float = setting(number(low=0.01))
+    batch_size: int = setting(integer(1))
+    grad_accum: int = setting(integer(1))
+    lr_start: float = setting(number(low=0))
+    lr_end: float = setting(number(low=0))
+    replay_start: float = setting(number(0, 1))
+    replay_end: float = setting(number(0, 1))
+    optim: str = setting(text)
+    warmup_ratio: float = setting(number(0, 1))
+    weight_decay: float = setting(number(low=0))
+    logging_steps: int = setting(integer(1))
+    max_grad_norm: float = setting(number(low=0))
+    target_modules: list = setting(list_of(text))
+    keep_checkpoints: int = setting(integer(0))
+    answer_only_logits: bool = setting(flag)
+    cpu_threads: int | None = setting(optional(integer(1)))
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """eval: notebook 06's letter scoring."""
+    batch_size: int = setting(integer(1))
+    max_questions: int = setting(integer(0))
+
+
+@dataclass(frozen=True)
+class OwnAdapterSettings:
+    """writer: / reasoner: an agent's own adapter (helpers.agents.stages.own_adapter): chats, adapter, training."""
+    examples: int = setting(integer(0))
+    levels: list = setting(list_of(one_of_int(1, 2, 3)))
+    adapter: AdapterSpec = section(AdapterSpec)
+    lr: float = setting(number(low=0))
+    epochs: float = setting(number(low=0.01))
+    max_seq_len: int = setting(integer(1))
+    measure: int = setting(integer(1))
+
+
+@dataclass(frozen=True)
+class AgentsSettings:
+    """agents: the Q- and A-agents of notebook 08 and the export."""
+    topics_file: str = setting(text)
+    num_questions: int = setting(integer(1))
+    answer_time_limit_s: float = setting(number(low=0.1))
+    question_time_limit_s: float = setting(number(low=0.1))
+    time_margin: float = setting(number(0.05, 1))
+    model_question_share: float | str = setting(share_or_auto)
+    writer_max_failures: int = setting(integer(1))
+    writer_candidates: int = setting(integer(1))
+    puzzle_kinds: list = setting(list_of(puzzle_kind))
+    puzzle_levels: list = setting(list_of(one_of_int(1, 2, 3)))
+    puzzle_candidates: int = setting(integer(1))
+    answer_chunk_size: int = setting(integer(1))
+    answer_mode: str = setting(one_of("auto", *ANSWER_MODES))  # auto: notebook 08's measurement decides
+    reason_max_tokens: int = setting(integer(1, 512))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A resolved profile: configs/base.yaml <- the profile's extends chain <- its file <- overrides, checked once.
+
+    Sections are frozen: a change is a new Profile (with_overrides, with_params), recorded as an override."""
+    profile: str = field(metadata={"loader": True})  # the profile's name (configs/<profile>.yaml), set by the loader
+    seed: int = setting(integer(0))
+    run: str = setting(text)
+    env: EnvSettings = section(EnvSettings)
+    model: ModelSettings = section(ModelSettings)
+    data: DataSettings = section(DataSettings)
+    curriculum: CurriculumSettings = section(CurriculumSettings)
+    train: TrainSettings = section(TrainSettings)
+    models: dict = field(metadata={"adapters": True})  # adapter name -> AdapterSpec (the ensemble members)
+    eval: EvalSettings = section(EvalSettings)
+    writer: OwnAdapterSettings = section(OwnAdapterSettings)  # the Q-agent's question writer (notebook 08)
+    reasoner: OwnAdapterSettings = section(OwnAdapterSettings)  # the reasoning A-agent (notebook 08)
+    agents: AgentsSettings = section(AgentsSettings)
+
+    def as_dict(self) -> dict:
+        """The resolved parameters as plain data (what every stage records in its JSON as `params`)."""
+        return as_dict(self)
+
+
+def schema_of(cls: type) -> dict[str, Any]:
+    """The checks of a settings dataclass by key (nested sections as dicts; `models:` as MODELS)."""
+    out: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.metadata.get("loader"):
+            continue
+        out[f.name] = (MODELS if f.metadata.get("adapters") else
+                       schema_of(f.metadata["section"]) if "section" in f.metadata else f.metadata["check"])
+    return out
+
+
+def required_keys(cls: type) -> tuple[str, ...]:
+    """The keys a section must set (every field without a default)."""
+    return tuple(f.name for f in fields(cls) if f.default is MISSING and not f.metadata.get("loader"))
+
+
+ADAPTER_SCHEMA: dict[str, Check] = schema_of(AdapterSpec)
+SCHEMA: dict[str, Any] = schema_of(Profile)
+
+
+def as_dict(settings: Any) -> Any:
+    """A Profile or a section as plain dicts and lists (JSON-ready); anything else as it is."""
+    if is_dataclass(settings):
+        return {f.name: as_dict(getattr(settings, f.name)) for f in fields(settings)}
+    if isinstance(settings, dict):
+        return {k: as_dict(v) for k, v in settings.items()}
+    if isinstance(settings, list):
+        return [as_dict(v) for v in settings]
+    return settings
+
+
+def build(cls: type, values: dict) -> Any:
+    """A settings dataclass from a checked, complete dict (the loader's last step)."""
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in values:
+            continue  # a field with a default (magnitude_lr_multiplier)
+        value = values[f.name]
+        if f.metadata.get("adapters"):
+            value = {name: build(AdapterSpec, spec) for name, spec in value.items()}
+        elif "section" in f.metadata:
+            value = build(f.metadata["section"], value)
+        else:
+            value = copy.deepcopy(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
 
 
 def _schema_at(keys: list[str]) -> Any:
@@ -241,12 +285,12 @@ def check_complete(cfg: dict, where: Any) -> None:
             dotted = f"{prefix}{key}"
             if key not in node:
                 raise InputError(where, None, dotted, "missing: configs/base.yaml must give every key its default")
-            if isinstance(sub, dict) and sub is not ADAPTER_SCHEMA:
+            if isinstance(sub, dict) and sub != ADAPTER_SCHEMA:
                 walk(sub, node[key], f"{dotted}.")
     walk(SCHEMA, cfg, "")
     adapters = {f"models.{name}": spec for name, spec in cfg["models"].items()}
     for dotted, spec in {**adapters, **{f"{n}.adapter": cfg[n]["adapter"] for n in RESERVED}}.items():
-        missing = [k for k in ADAPTER_REQUIRED if k not in spec]
+        missing = [k for k in required_keys(AdapterSpec) if k not in spec]
         if missing:
             raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
     for name, owner in RESERVED.items():
@@ -306,23 +350,47 @@ def _read_profile_file(name: str, seen: tuple[str, ...] = ()) -> dict:
     return data
 
 
-def load_profile(profile: str = "smoke", run: str | None = None, overrides: dict | None = None) -> dict:
+def load_profile(profile: str = "smoke", run: str | None = None, overrides: dict | None = None) -> Profile:
     """Resolve a profile: base.yaml <- extends chain <- configs/<profile>.yaml <- dotted overrides (all checked)."""
     cfg = _read_profile_file(profile)
     cfg["run"] = run or cfg.get("run") or profile
     check_complete(cfg, CONFIG_DIR / f"{profile}.yaml")
     for dotted, value in (overrides or {}).items():
         set_dotted(cfg, dotted, value)
-    cfg["profile"] = profile
-    return cfg
+    return build(Profile, {**cfg, "profile": profile})
 
 
-def apply_params(cfg: dict, section: str, **params: Any) -> dict:
-    """Return cfg[section] with every non-None notebook parameter laid over it (and record them in cfg)."""
-    for key, value in params.items():
-        if value is not None:
-            set_dotted(cfg, f"{section}.{key}", value, where="notebook parameters")
-    return cfg[section]
+def profile_from_dict(values: dict, where: Any) -> Profile:
+    """A Profile from recorded parameters (a stage's `params`, an export's profile), checked as a profile file is."""
+    values = dict(values)
+    name = values.pop("profile", None) or str(where)
+    cfg = check_section(values, SCHEMA, where)
+    check_complete(cfg, where)
+    return build(Profile, {**cfg, "profile": name})
+
+
+def section_from_dict(cls: type, values: dict, where: Any, prefix: str = "") -> Any:
+    """One section (e.g. AgentsSettings) from a dict another file recorded, checked: unknown, missing or bad keys
+    are an InputError naming `where` and the dotted key (`prefix` + key)."""
+    checked = check_section(values, schema_of(cls), where, prefix)
+    missing = [k for k in required_keys(cls) if k not in checked]
+    if missing:
+        raise InputError(where, None, f"{prefix}.{missing[0]}" if prefix else missing[0], "missing")
+    return build(cls, checked)
+
+
+def with_overrides(cfg: Profile, overrides: dict, where: str = "overrides") -> Profile:
+    """A new Profile: `cfg` with dotted overrides laid over it, each checked (unknown key, type, range)."""
+    values = as_dict(cfg)
+    for dotted, value in overrides.items():
+        set_dotted(values, dotted, value, where=where)
+    return build(Profile, values)
+
+
+def with_params(cfg: Profile, section_name: str, **params: Any) -> Profile:
+    """A new Profile with every non-None notebook parameter laid over `section_name` (checked as an override)."""
+    given = {f"{section_name}.{key}": value for key, value in params.items() if value is not None}
+    return with_overrides(cfg, given, where="notebook parameters")
 
 
 def resolve_path(value: str | os.PathLike) -> Path:

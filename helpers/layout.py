@@ -4,7 +4,7 @@ Stages talk to each other only through these files, so each name lives here and 
 notebooks ask `RunLayout.of(cfg)` for a path instead of spelling it. `STAGES` is the stage table (which notebook
 reads and writes what); tests/test_layout.py holds it against the README's table.
 
-    lay = RunLayout.of(cfg)            # runs/<cfg["run"]>/ ($KIT_RUNS_DIR honoured)
+    lay = RunLayout.of(cfg)            # runs/<cfg.run>/ ($KIT_RUNS_DIR honoured)
     lay.val_data                       # runs/<run>/data/val.jsonl
     lay.adapter_dir("model1_lora")     # runs/<run>/models/model1_lora/adapter
 """
@@ -43,9 +43,9 @@ class RunLayout:
     root: Path
 
     @classmethod
-    def of(cls, cfg: dict | str) -> RunLayout:
+    def of(cls, cfg: config.Profile | str) -> RunLayout:
         """The layout of a run: a resolved profile (its "run") or a run name, under config.runs_root()."""
-        return cls(config.runs_root() / (cfg if isinstance(cfg, str) else cfg["run"]))
+        return cls(config.runs_root() / (cfg if isinstance(cfg, str) else cfg.run))
 
     def made(self, folder: Path) -> Path:
         """`folder` (one of this layout's folders), created if missing."""
