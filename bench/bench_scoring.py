@@ -13,6 +13,7 @@ parsed. `run_benchmark(n_questions)` returns the numbers as a dict (for `make be
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -30,7 +31,7 @@ GOAL_RATIO = 1.5
 BUNDLED = ROOT / "data" / "general_mcq.jsonl"
 
 # float32, no 4-bit, no Unsloth (the smoke profile's model section), with the 512-token context these timings used
-SMOKE_MODEL = {**config.load_profile("smoke")["model"], "max_seq_len": 512}
+SMOKE_MODEL = dataclasses.replace(config.load_profile("smoke").model, max_seq_len=512)
 
 
 def _questions(n: int, path: str | Path = BUNDLED) -> list[dict]:
@@ -56,7 +57,7 @@ def run_benchmark(n_questions: int = 96, *, adapter: str | None = "auto", questi
     adapter = default_adapter(model_name) if adapter == "auto" else adapter
     torch.set_num_threads(threads)  # 1 thread: 2 threads on 2 shared cores were up to 50x slower in training
     from helpers import models, scoring
-    model, tokenizer, _ = models.load_model(model_name, model_cfg=SMOKE_MODEL, for_training=False)
+    model, tokenizer, _ = models.load_model(model_name, model=SMOKE_MODEL, for_training=False)
     if adapter:
         model = models.load_adapter(model, adapter)
     items = _questions(n_questions, questions_file)

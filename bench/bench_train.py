@@ -44,34 +44,34 @@ RSS_GOAL = 1.0  # the kit's peak RSS / a baseline's, at most
 PROFILES = {"tiny": "smoke", "smollm2-135m": "cpu"}
 
 
-def _cfg(model: str, chunks: int, threads: int) -> dict:
+def _cfg(model: str, chunks: int, threads: int) -> config.Profile:
     return config.load_profile(PROFILES[model], "bench-train", {
         "train.epochs_per_chunk": 1, "train.logging_steps": 5, "train.cpu_threads": threads,
         "curriculum.chunks": chunks})
 
 
-def _lora_model(cfg: dict):
+def _lora_model(cfg: config.Profile):
     """The profile's base model with model1_lora's PEFT adapter on the profile's target modules (as the kit does)."""
     import torch
     from peft import LoraConfig, get_peft_model
 
     from helpers import models
-    torch.manual_seed(int(cfg["seed"]))
-    model, tok, _ = models.load_model(cfg["model"]["base"], model_cfg=cfg["model"],
-                                      recommendation=_recommendation(), for_training=True)
-    spec, train = cfg["models"]["model1_lora"], cfg["train"]
-    targets = models.filter_target_modules([n for n, _ in model.named_modules()], train["target_modules"])
-    lora = LoraConfig(r=spec["r"], lora_alpha=spec["alpha"], lora_dropout=0.0, target_modules=targets,
+    torch.manual_seed(cfg.seed)
+    model, tok, _ = models.load_model(cfg.model.base, model=cfg.model, recommendation=_recommendation(),
+                                      for_training=True)
+    spec = cfg.models["model1_lora"]
+    targets = models.filter_target_modules([n for n, _ in model.named_modules()], cfg.train.target_modules)
+    lora = LoraConfig(r=spec.r, lora_alpha=spec.alpha, lora_dropout=0.0, target_modules=targets,
                       task_type="CAUSAL_LM")
     return get_peft_model(model, lora), tok
 
 
-def _common_args(cfg: dict, out: Path) -> dict:
-    train = cfg["train"]
-    return dict(output_dir=str(out), per_device_train_batch_size=int(train["batch_size"]),
-                gradient_accumulation_steps=int(train["grad_accum"]), num_train_epochs=1.0,
-                learning_rate=float(train["lr_start"]), logging_steps=50, save_strategy="no", report_to=[],
-                disable_tqdm=True, use_cpu=True, seed=int(cfg["seed"]), dataloader_num_workers=0)
+def _common_args(cfg: config.Profile, out: Path) -> dict:
+    train = cfg.train
+    return dict(output_dir=str(out), per_device_train_batch_size=train.batch_size,
+                gradient_accumulation_steps=train.grad_accum, num_train_epochs=1.0,
+                learning_rate=train.lr_start, logging_steps=50, save_strategy="no", report_to=[],
+                disable_tqdm=True, use_cpu=True, seed=cfg.seed, dataloader_num_workers=0)
 
 
 def _timed(trainer, examples: list[dict]) -> dict:
@@ -95,7 +95,7 @@ def _timed(trainer, examples: list[dict]) -> dict:
             "steps": trainer.state.global_step}
 
 
-def _plain_run(cfg: dict, examples: list[dict], *, fixed: int | None, out: Path) -> dict:
+def _plain_run(cfg: config.Profile, examples: list[dict], *, fixed: int | None, out: Path) -> dict:
     """One epoch of a stock Trainer + PEFT LoRA over `examples`; fixed=N pads every sequence to N tokens."""
     from transformers import DataCollatorForSeq2Seq, Trainer
 
@@ -127,7 +127,7 @@ def trl_padding_free_is_correct() -> bool:
 TRL_STEPS = 3
 
 
-def _trl_run(cfg: dict, examples: list[dict], *, padding_free: bool, out: Path) -> dict:
+def _trl_run(cfg: config.Profile, examples: list[dict], *, padding_free: bool, out: Path) -> dict:
     """TRL's SFTTrainer for TRL_STEPS steps on the same tokens and labels (a pre-tokenized dataset: TRL uses its
     labels as they are), padded batches or padding-free, everything else as the plain run."""
     from datasets import Dataset
@@ -138,7 +138,7 @@ def _trl_run(cfg: dict, examples: list[dict], *, padding_free: bool, out: Path) 
     # SFTConfig turns gradient checkpointing on by default; the profile's setting applies to every trainer here.
     args = SFTConfig(**_common_args(cfg, out), max_steps=TRL_STEPS, max_length=None, padding_free=padding_free,
                      packing=False,
-                     gradient_checkpointing=bool(cfg["model"]["gradient_checkpointing"]))
+                     gradient_checkpointing=cfg.model.gradient_checkpointing)
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok)
     return _timed(trainer, examples)
 
@@ -148,7 +148,7 @@ def _recommendation() -> dict:
     return env.recommend({"backend": "cpu", "torch": {"sdpa": True}, "unsloth": {"importable": False}})
 
 
-def _kit_run(cfg: dict, curriculum: Path, out: Path) -> dict:
+def _kit_run(cfg: config.Profile, curriculum: Path, out: Path) -> dict:
     from helpers import train
     s = train.train_adapter(cfg, "model1_lora", curriculum_path=curriculum, out_dir=out, resume=False,
                             progress=False, recommendation=_recommendation(), live_plot=False)
@@ -158,23 +158,22 @@ def _kit_run(cfg: dict, curriculum: Path, out: Path) -> dict:
             "steps": sum(c["steps"] for c in s["per_chunk"]), "replayed": sum(c["replayed"] for c in s["per_chunk"])}
 
 
-def _profile_curriculum(cfg: dict, path: Path, n_questions: int) -> Path:
+def _profile_curriculum(cfg: config.Profile, path: Path, n_questions: int) -> Path:
     """The profile's own training data (bundled questions and generated puzzles: short and long examples mixed,
     as in any real build), first n_questions of it, ordered and chunked by helpers.curriculum."""
     from helpers import data, io
     from helpers.curriculum import order_and_chunk
-    d = cfg["data"]
-    sources = [str(config.resolve_path(s)) for s in d["sources"] if config.resolve_path(s).exists()]
-    train, _, _ = data.build_splits(sources, puzzles=int(d["puzzles"]),
-                                    val_fraction=float(d["val_fraction"]), seed=int(cfg["seed"]),
-                                    balance=bool(d.get("balance_letters", True)))
-    random.Random(int(cfg["seed"])).shuffle(train)
-    ordered = order_and_chunk(train[:n_questions], chunks=int(cfg["curriculum"]["chunks"]), seed=int(cfg["seed"]))
+    d = cfg.data
+    sources = [str(config.resolve_path(s)) for s in d.sources if config.resolve_path(s).exists()]
+    train, _, _ = data.build_splits(sources, puzzles=d.puzzles, val_fraction=d.val_fraction, seed=cfg.seed,
+                                    balance=d.balance_letters)
+    random.Random(cfg.seed).shuffle(train)
+    ordered = order_and_chunk(train[:n_questions], chunks=cfg.curriculum.chunks, seed=cfg.seed)
     io.write_jsonl(path, ordered)
     return path
 
 
-def _contender(name: str, cfg: dict, examples: list[dict], curriculum: Path, out: Path, fixed_len: int,
+def _contender(name: str, cfg: config.Profile, examples: list[dict], curriculum: Path, out: Path, fixed_len: int,
                threads: int) -> dict:
     """Run one trainer; in a spawned child its peak RSS (MiB) is its own."""
     import resource
@@ -219,12 +218,12 @@ def run_benchmark(n_questions: int = 640, chunks: int = 3, repeats: int = 1, fix
     torch.set_num_threads(threads)
     work = Path(tempfile.mkdtemp(prefix="bench-train-"))
     cfg = _cfg(model, chunks, threads)
-    cfg["model"]["base"] = str(models.resolve_base(cfg["model"]["base"])[0])
+    cfg = config.with_overrides(cfg, {"model.base": str(models.resolve_base(cfg.model.base)[0])})
     curriculum = _profile_curriculum(cfg, work / "curriculum.jsonl", n_questions)
     records = [r for recs in load_curriculum(curriculum).values() for r in recs]
-    _, tok, _ = models.load_model(cfg["model"]["base"], model_cfg=cfg["model"], recommendation=_recommendation(),
+    _, tok, _ = models.load_model(cfg.model.base, model=cfg.model, recommendation=_recommendation(),
                                   for_training=True)
-    examples, _ = build_examples(tok, records, int(cfg["model"]["max_seq_len"]))
+    examples, _ = build_examples(tok, records, cfg.model.max_seq_len)
     isolate = model != "tiny"  # the tiny model's runs are short: one process, and one untimed warm-up
     if not isolate:
         _plain_run(cfg, examples[:32], fixed=None, out=work / "warm-up")  # one-time start-up costs
@@ -247,8 +246,8 @@ def run_benchmark(n_questions: int = 640, chunks: int = 3, repeats: int = 1, fix
             ratios[key] = round(runs["kit"]["peak_rss_mib"] / runs[other]["peak_rss_mib"], 2)
             met[key] = ratios[key] <= RSS_GOAL
     return {"model": model, "questions": len(examples), "mean_tokens": round(mean_len, 1),
-            "max_seq_len": cfg["model"]["max_seq_len"], "fixed_len": fixed_len, "threads": threads,
-            "batch_size": cfg["train"]["batch_size"], "trl_padding_free_correct": trl_padding_free_is_correct(),
+            "max_seq_len": cfg.model.max_seq_len, "fixed_len": fixed_len, "threads": threads,
+            "batch_size": cfg.train.batch_size, "trl_padding_free_correct": trl_padding_free_is_correct(),
             "runs": runs, "ratios": ratios, "goals": goals, "rss_goal": RSS_GOAL, "met": met}
 
 

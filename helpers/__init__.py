@@ -2,8 +2,9 @@
 
 Stage -> where its logic lives (each stage reads earlier ones only through the files helpers.layout names):
 
-    any stage        config (profiles, typed and checked), layout (every file under runs/<run>/), io, records
-                     (the one question record), prompts (the chat prompt), filters (the organisers' filters)
+    any stage        config (profiles: frozen, typed sections), checks (what each key accepts), layout (every
+                     file under runs/<run>/), io, records (the one question record), prompts (the chat prompt),
+                     filters (the organisers' filters)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.box (the box's torch stack: recorded, held, compared), env.stack (what the Unsloth
                      wheels require of it), env.gpu_setup (make setup-gpu: pinned Unsloth, that stack untouched)
@@ -32,8 +33,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      accuracy, calibration, buckets), evaluate.plots
     07 ensemble      ensemble
     08 agents        agents (Q/A agents, match, harness export; command lines in agents.harness.cli)
-    make pipeline    pipeline (papermill); report, report.build, report.sections, report.render (report.md /
-                     report.html);
+    make pipeline    pipeline (papermill); report, report.build, report.sections, report.render (report.md/.html);
                      rehearse (make rehearse: a GPU profile on CPU, configs/overlays/rehearsal.yaml's swaps)
 """
 

@@ -278,7 +278,7 @@ def check_section(values: Any, schema: Any, where: Any, prefix: str = "") -> Any
         raise InputError(where, None, prefix, str(exc)) from None
 
 
-def check_complete(cfg: dict, where: Any) -> None:
+def check_complete(values: dict, where: Any) -> None:
     """Every key of SCHEMA is set (base.yaml's job) and every adapter names its method, r, alpha and dropout."""
     def walk(schema: dict, node: dict, prefix: str) -> None:
         for key, sub in schema.items():
@@ -287,14 +287,14 @@ def check_complete(cfg: dict, where: Any) -> None:
                 raise InputError(where, None, dotted, "missing: configs/base.yaml must give every key its default")
             if isinstance(sub, dict) and sub != ADAPTER_SCHEMA:
                 walk(sub, node[key], f"{dotted}.")
-    walk(SCHEMA, cfg, "")
-    adapters = {f"models.{name}": spec for name, spec in cfg["models"].items()}
-    for dotted, spec in {**adapters, **{f"{n}.adapter": cfg[n]["adapter"] for n in RESERVED}}.items():
+    walk(SCHEMA, values, "")
+    adapters = {f"models.{name}": spec for name, spec in values["models"].items()}
+    for dotted, spec in {**adapters, **{f"{n}.adapter": values[n]["adapter"] for n in RESERVED}}.items():
         missing = [k for k in required_keys(AdapterSpec) if k not in spec]
         if missing:
             raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
     for name, owner in RESERVED.items():
-        if name in cfg["models"]:
+        if name in values["models"]:
             raise InputError(where, None, f"models.{name}", f"reserved for {owner}")
 
 
@@ -352,12 +352,12 @@ def _read_profile_file(name: str, seen: tuple[str, ...] = ()) -> dict:
 
 def load_profile(profile: str = "smoke", run: str | None = None, overrides: dict | None = None) -> Profile:
     """Resolve a profile: base.yaml <- extends chain <- configs/<profile>.yaml <- dotted overrides (all checked)."""
-    cfg = _read_profile_file(profile)
-    cfg["run"] = run or cfg.get("run") or profile
-    check_complete(cfg, CONFIG_DIR / f"{profile}.yaml")
+    values = _read_profile_file(profile)
+    values["run"] = run or values.get("run") or profile
+    check_complete(values, CONFIG_DIR / f"{profile}.yaml")
     for dotted, value in (overrides or {}).items():
-        set_dotted(cfg, dotted, value)
-    return build(Profile, {**cfg, "profile": profile})
+        set_dotted(values, dotted, value)
+    return build(Profile, {**values, "profile": profile})
 
 
 def profile_from_dict(values: dict, where: Any) -> Profile:

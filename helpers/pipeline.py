@@ -101,7 +101,7 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     os.environ["KIT_HEADLESS"] = "1"  # helpers print quiet progress lines instead of widget bars
     kernel = kernel_name()
     results: list[dict] = []
-    params = {"PROFILE": profile, "RUN": cfg["run"], "OVERRIDES": overrides or {}}
+    params = {"PROFILE": profile, "RUN": cfg.run, "OVERRIDES": overrides or {}}
     extra = {"rehearsal": rehearsal} if rehearsal is not None else {}
     if rehearsal is not None:
         write_json(lay.rehearsal_record, {**rehearsal, **stamp(params)})

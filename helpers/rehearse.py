@@ -47,9 +47,9 @@ def load_overlay(path: Path | None = None) -> dict[str, dict]:
     return data
 
 
-def get_dotted(cfg: dict, dotted: str) -> Any:
-    """cfg['a']['b'] for 'a.b'."""
-    node: Any = cfg
+def get_dotted(values: dict, dotted: str) -> Any:
+    """values['a']['b'] for 'a.b' (a profile as plain data, Profile.as_dict())."""
+    node: Any = values
     for key in dotted.split("."):
         node = node[key]
     return node
@@ -61,7 +61,7 @@ def swaps(profile: str, overlay: dict[str, dict] | None = None, path: Path | Non
     by the profile schema, as an override is."""
     path = Path(path or OVERLAY)
     overlay = load_overlay(path) if overlay is None else overlay
-    cfg = config.load_profile(profile)
+    cfg = config.load_profile(profile).as_dict()  # plain data: each swap is tried on a copy with set_dotted
     out = []
     for key, entry in overlay.items():
         try:
@@ -93,10 +93,11 @@ GPU_ONLY = (
 HIDDEN_DEVICES = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
 
 
-def gpu_only_settings(cfg: dict) -> list[str]:
-    """'model.use_unsloth is True: why' for each setting of the resolved config that cannot run on a CPU."""
-    return [f"{key} is {get_dotted(cfg, key)!r}: {why}" for key, needs_gpu, why in GPU_ONLY
-            if needs_gpu(get_dotted(cfg, key))]
+def gpu_only_settings(cfg: config.Profile) -> list[str]:
+    """'model.use_unsloth is True: why' for each setting of the resolved profile that cannot run on a CPU."""
+    values = cfg.as_dict()
+    return [f"{key} is {get_dotted(values, key)!r}: {why}" for key, needs_gpu, why in GPU_ONLY
+            if needs_gpu(get_dotted(values, key))]
 
 
 def hide_accelerators(environ: dict) -> dict:

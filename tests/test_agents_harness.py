@@ -41,8 +41,7 @@ def exported(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("KIT_RUNS_DIR", str(runs))
     try:
-        cfg = config.load_profile("smoke", "harness")
-        cfg["model"]["base"] = str(tiny_model_dir())
+        cfg = config.load_profile("smoke", "harness", {"model.base": str(tiny_model_dir())})
         for seed, name in enumerate(("model1_lora", "model3_dora"), 1):
             _save_adapter(RunLayout.of(cfg).adapter_dir(name), seed)
         lay = RunLayout.of(cfg)
@@ -142,14 +141,27 @@ def test_a_config_missing_a_key_names_the_file_and_the_key(exported, tmp_path, d
         KitQAgent(config=str(path))
 
 
+@pytest.mark.parametrize("section, key, value, problem", [("agents", "colour", "red", "unknown key"),
+                                                          ("model", "dtype", 3, "expected text"),
+                                                          ("agents", "answer_mode", "auto", "auto")])
+def test_a_config_with_a_bad_key_names_the_file_and_the_key(exported, tmp_path, section, key, value, problem):
+    from helpers.agents.harness.kit_agents import KitAAgent
+    from helpers.io import InputError
+    conf = json.loads((exported["dir"] / "agents" / export.CONFIG_NAME).read_text())
+    conf[section][key] = value
+    path = tmp_path / export.CONFIG_NAME
+    path.write_text(json.dumps(conf))
+    with pytest.raises(InputError, match=f"{export.CONFIG_NAME}.*{section}.{key}.*{problem}"):
+        KitAAgent(config=str(path))
+
+
 def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeypatch):
     """Exported with answer_mode reason: the reasoner's adapter goes along, each harness batch is reasoned over
     together inside the budget, every answer passes the filter with the model's own words as its reasoning."""
     from helpers.agents.stages import reasoner_measure
     from helpers.agents.harness.kit_agents import KitAAgent
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
-    cfg = config.load_profile("smoke", "reasoning")
-    cfg["model"]["base"] = str(tiny_model_dir())
+    cfg = config.load_profile("smoke", "reasoning", {"model.base": str(tiny_model_dir())})
     _save_adapter(RunLayout.of(cfg).adapter_dir(config.REASONER), 7)
     conf = export.export(cfg, tmp_path / "agents", answer_mode="reason")
     assert conf["reasoner"] == config.REASONER and conf["agents"]["answer_mode"] == "reason"

@@ -3,6 +3,7 @@ adapter, else the base model; each fallback stated. Plus the agents' settings an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -89,10 +90,10 @@ def test_best_from_eval_reads_several_shapes(summary, best):
 def test_agents_settings_have_defaults_and_take_notebook_parameters():
     cfg = config.load_profile("smoke")
     acfg = build.agents_cfg(cfg, time_margin=0.4, num_questions=None)
-    assert acfg["answer_time_limit_s"] == 6.0 and acfg["question_time_limit_s"] == 10.0
-    assert acfg["time_margin"] == 0.4 and acfg["num_questions"] == cfg["agents"]["num_questions"]
+    assert acfg.answer_time_limit_s == 6.0 and acfg.question_time_limit_s == 10.0
+    assert acfg.time_margin == 0.4 and acfg.num_questions == cfg.agents.num_questions
     with pytest.raises(ValueError, match="margin"):
-        build.answer_agent(None, object(), {"members": ["base"]}, {**acfg, "time_margin": 1.5})
+        build.answer_agent(None, object(), {"members": ["base"]}, dataclasses.replace(acfg, time_margin=1.5))
 
 
 def test_loaded_selection_drops_what_did_not_load():

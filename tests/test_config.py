@@ -12,32 +12,32 @@ def test_profiles_exist_and_resolve():
     assert {"smoke", "laptop", "mi300x"} <= set(config.available_profiles())
     for name in config.available_profiles():
         cfg = config.load_profile(name)
-        assert cfg["profile"] == name and cfg["run"]
-        assert {"model", "data", "curriculum", "train", "models"} <= set(cfg)
+        assert cfg.profile == name and cfg.run
+        assert {"model", "data", "curriculum", "train", "models"} <= set(cfg.as_dict())
 
 
 def test_mi300x_carries_the_seeds_settings():
     cfg = config.load_profile("mi300x")
-    assert cfg["model"]["base"] == "Qwen/Qwen2.5-72B-Instruct"
-    m = cfg["models"]
-    assert (m["model1_lora"]["r"], m["model1_lora"]["alpha"]) == (64, 128)
-    assert (m["model2_rslora"]["method"], m["model2_rslora"]["r"], m["model2_rslora"]["alpha"]) == ("rslora", 128, 256)
-    assert (m["model3_dora"]["method"], m["model3_dora"]["magnitude_lr_multiplier"]) == ("dora", 5.0)
-    t = cfg["train"]
-    assert (t["batch_size"], t["grad_accum"], t["lr_start"], t["lr_end"]) == (4, 4, 2e-5, 1e-5)
-    assert (t["replay_start"], t["replay_end"], t["optim"]) == (0.10, 0.20, "adamw_torch")
-    assert cfg["curriculum"]["chunks"] == 10 and cfg["model"]["dtype"] == "bfloat16"
-    assert cfg["model"]["trust_remote_code"] is False
+    assert cfg.model.base == "Qwen/Qwen2.5-72B-Instruct"
+    m = cfg.models
+    assert (m["model1_lora"].r, m["model1_lora"].alpha) == (64, 128)
+    assert (m["model2_rslora"].method, m["model2_rslora"].r, m["model2_rslora"].alpha) == ("rslora", 128, 256)
+    assert (m["model3_dora"].method, m["model3_dora"].magnitude_lr_multiplier) == ("dora", 5.0)
+    t = cfg.train
+    assert (t.batch_size, t.grad_accum, t.lr_start, t.lr_end) == (4, 4, 2e-5, 1e-5)
+    assert (t.replay_start, t.replay_end, t.optim) == (0.10, 0.20, "adamw_torch")
+    assert cfg.curriculum.chunks == 10 and cfg.model.dtype == "bfloat16"
+    assert cfg.model.trust_remote_code is False
 
 
 def test_smoke_is_cpu_and_local():
     cfg = config.load_profile("smoke")
-    assert cfg["model"]["base"] == "tiny" and cfg["model"]["use_unsloth"] is False
+    assert cfg.model.base == "tiny" and cfg.model.use_unsloth is False
 
 
 def test_overrides_apply_and_typos_fail():
     cfg = config.load_profile("smoke", overrides={"train.batch_size": 2})
-    assert cfg["train"]["batch_size"] == 2
+    assert cfg.train.batch_size == 2
     with pytest.raises(InputError, match="batchsize"):
         config.load_profile("smoke", overrides={"train.batchsize": 2})
     with pytest.raises(InputError, match="no section"):
@@ -50,7 +50,7 @@ def test_an_unknown_key_names_where_it_came_from_and_the_known_keys():
     assert err.value.path == "overrides" and err.value.field == "train.batchsize"
     assert "unknown key" in str(err.value) and "batch_size" in str(err.value)
     with pytest.raises(InputError) as err:
-        config.apply_params(config.load_profile("smoke"), "data", puzles=7)
+        config.with_params(config.load_profile("smoke"), "data", puzles=7)
     assert str(err.value).startswith("notebook parameters: field 'data.puzles': unknown key (known here: ")
     assert "puzzles" in str(err.value)
     with pytest.raises(InputError) as err:
@@ -58,10 +58,11 @@ def test_an_unknown_key_names_where_it_came_from_and_the_known_keys():
     assert err.value.field == "nosuch.key" and "train" in str(err.value)
 
 
-def test_apply_params_ignores_none():
+def test_notebook_parameters_make_a_new_profile_and_ignore_none():
     cfg = config.load_profile("smoke")
-    section = config.apply_params(cfg, "data", puzzles=7, sources=None)
-    assert section["puzzles"] == 7 and section["sources"] == config.load_profile("smoke")["data"]["sources"]
+    changed = config.with_params(cfg, "data", puzzles=7, sources=None)
+    assert changed.data.puzzles == 7 and changed.data.sources == cfg.data.sources
+    assert cfg.data.puzzles == config.load_profile("smoke").data.puzzles  # the original is left as it was
 
 
 def test_unknown_profile_names_the_file():
@@ -103,9 +104,9 @@ def test_a_bad_profile_names_its_file_and_key(profiles, text, key, needle):
 
 def test_values_are_cast_once_at_load(profiles):
     profiles("ints", "train:\n  lr_start: 1\n  epochs_per_chunk: 2\n")
-    train = config.load_profile("ints")["train"]
-    assert train["lr_start"] == 1.0 and isinstance(train["lr_start"], float)
-    assert isinstance(train["epochs_per_chunk"], float) and isinstance(train["batch_size"], int)
+    train = config.load_profile("ints").train
+    assert train.lr_start == 1.0 and isinstance(train.lr_start, float)
+    assert isinstance(train.epochs_per_chunk, float) and isinstance(train.batch_size, int)
 
 
 def test_base_yaml_must_give_every_key(profiles, tmp_path):
@@ -130,15 +131,15 @@ def test_overrides_and_notebook_parameters_are_checked_and_named():
         config.load_profile("smoke", overrides={"train.batch_size": "8"})
     cfg = config.load_profile("smoke")
     with pytest.raises(InputError, match="notebook parameters.*data.puzzles"):
-        config.apply_params(cfg, "data", puzzles=-1)
-    assert config.load_profile("smoke", overrides={"models.model1_lora.r": 32})["models"]["model1_lora"]["r"] == 32
+        config.with_params(cfg, "data", puzzles=-1)
+    assert config.load_profile("smoke", overrides={"models.model1_lora.r": 32}).models["model1_lora"].r == 32
 
 
 def test_agent_parameters_are_checked_against_the_same_schema():
     from helpers.agents import build
     cfg = config.load_profile("smoke")
-    assert build.agents_cfg(cfg, num_questions=None)["num_questions"] == cfg["agents"]["num_questions"]
-    assert build.agents_cfg(cfg, time_margin=0.4)["time_margin"] == 0.4
+    assert build.agents_cfg(cfg, num_questions=None).num_questions == cfg.agents.num_questions
+    assert build.agents_cfg(cfg, time_margin=0.4).time_margin == 0.4
     with pytest.raises(InputError, match="agent parameters.*time_margin"):
         build.agents_cfg(cfg, time_margin=3)
 
@@ -146,16 +147,36 @@ def test_agent_parameters_are_checked_against_the_same_schema():
 def test_every_profile_asks_every_tournament_family_at_the_hardest_level():
     from helpers import puzzles
     for name in config.available_profiles():
-        agents = config.load_profile(name)["agents"]
-        assert agents["puzzle_kinds"] == list(puzzles.KINDS) and agents["puzzle_levels"] == [3], name
-        assert agents["puzzle_candidates"] > 1, name
+        agents = config.load_profile(name).agents
+        assert agents.puzzle_kinds == list(puzzles.KINDS) and agents.puzzle_levels == [3], name
+        assert agents.puzzle_candidates > 1, name
 
 
 def test_the_tournament_profile_trains_on_every_family_with_a_general_replay_share():
     from helpers import puzzles
     cfg = config.load_profile("tournament")
-    data = cfg["data"]
-    assert data["puzzle_kinds"] == list(puzzles.KINDS) and data["sources"] == ["data/general_mcq.jsonl"]
-    general = sum(1 for _ in open(config.resolve_path(data["sources"][0]), encoding="utf-8"))
-    assert 0.05 < general / (general + data["puzzles"]) < 0.2
-    assert cfg["model"]["trust_remote_code"] is False and cfg["curriculum"]["chunks"] >= 3
+    data = cfg.data
+    assert data.puzzle_kinds == list(puzzles.KINDS) and data.sources == ["data/general_mcq.jsonl"]
+    general = sum(1 for _ in open(config.resolve_path(data.sources[0]), encoding="utf-8"))
+    assert 0.05 < general / (general + data.puzzles) < 0.2
+    assert cfg.model.trust_remote_code is False and cfg.curriculum.chunks >= 3
+
+
+def test_a_profile_is_frozen_and_records_every_key():
+    import dataclasses
+    cfg = config.load_profile("smoke")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.train.lr_start = 1.0
+    assert not hasattr(cfg.train, "get")  # no downstream default can be given: base.yaml gives every value
+    recorded = cfg.as_dict()
+    assert config.profile_from_dict(recorded, "params") == cfg
+    assert recorded["models"]["model1_lora"]["magnitude_lr_multiplier"] == 1.0  # the one key with a default
+
+
+def test_recorded_sections_are_checked_when_read_back():
+    agents = config.as_dict(config.load_profile("smoke").agents)
+    with pytest.raises(InputError, match="kit_agent.json.*agents.answer_mode.*missing"):
+        config.section_from_dict(config.AgentsSettings, {k: v for k, v in agents.items() if k != "answer_mode"},
+                                 "kit_agent.json", "agents")
+    with pytest.raises(InputError, match="kit_agent.json.*agents.nosuch.*unknown key"):
+        config.section_from_dict(config.AgentsSettings, {**agents, "nosuch": 1}, "kit_agent.json", "agents")

@@ -391,16 +391,16 @@ def test_curriculum_stats_counts():
 
 def test_write_curriculum_writes_stamped_outputs():
     cfg = load_profile("smoke", "curriculum_test")
-    records = C.order_and_chunk(seeds_like_mix(120, 6), chunks=cfg["curriculum"]["chunks"], seed=cfg["seed"])
+    records = C.order_and_chunk(seeds_like_mix(120, 6), chunks=cfg.curriculum.chunks, seed=cfg.seed)
     doc = C.write_curriculum(cfg, records)
     out = runs_root() / "curriculum_test" / "curriculum"
     assert io.read_jsonl(out / "train.jsonl") == records
     stats = io.read_json(out / "stats.json")
     assert stats == json.loads(json.dumps(doc))
-    assert stats["params"]["curriculum"]["chunks"] == 3 and stats["params"]["seed"] == cfg["seed"]
+    assert stats["params"]["curriculum"]["chunks"] == 3 and stats["params"]["seed"] == cfg.seed
     assert stats["versions"]["python"] and stats["created"]
     assert stats["stats"]["n"] == 120
-    assert stats["schedule"]["lr"][0] == cfg["train"]["lr_start"] and len(stats["schedule"]["replay"]) == 3
+    assert stats["schedule"]["lr"][0] == cfg.train.lr_start and len(stats["schedule"]["replay"]) == 3
     for name in ("difficulty.png", "chunk_mix.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

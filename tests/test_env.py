@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -208,9 +209,9 @@ def test_rules_tolerate_an_empty_record():
 def test_settings_from_profile():
     cfg = load_profile("mi300x")
     s = settings_from_cfg(cfg, model_gib=160.0)
-    assert s["min_free_disk_gb"] == cfg["env"]["min_free_disk_gb"]
-    assert s["hf_cache_warn_gb"] == cfg["env"]["hf_cache_warn_gb"]
-    assert s["load_in_4bit"] == cfg["model"]["load_in_4bit"] and s["optim"] == cfg["train"]["optim"]
+    assert s["min_free_disk_gb"] == cfg.env.min_free_disk_gb
+    assert s["hf_cache_warn_gb"] == cfg.env.hf_cache_warn_gb
+    assert s["load_in_4bit"] == cfg.model.load_in_4bit and s["optim"] == cfg.train.optim
     assert s["model_gib"] == 160.0
     assert normalize_settings(cfg) == settings_from_cfg(cfg)  # evaluate() accepts the profile itself
     assert normalize_settings(None)["min_free_disk_gb"] == 20.0
@@ -289,7 +290,8 @@ def test_recommend_a100_and_t4():
 
 
 def test_recommend_cpu_and_profile_annotation():
-    rec = env.recommend(fixture("cpu_laptop"), {"dtype": "bfloat16", "use_unsloth": "auto"})
+    model = dataclasses.replace(load_profile("smoke").model, dtype="bfloat16", use_unsloth="auto")
+    rec = env.recommend(fixture("cpu_laptop"), model)
     assert rec["dtype"]["value"] == "float32" and rec["dtype"]["profile"] == "bfloat16"
     assert "profile" not in rec["use_unsloth"]
     assert rec["use_unsloth"]["value"] is False and rec["load_in_4bit"]["value"] is False

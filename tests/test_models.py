@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -9,15 +10,21 @@ import sys
 import pytest
 import torch
 
-from helpers import io, models, scoring
+from helpers import config, io, models, scoring
 from helpers.models import compat
 from helpers.io import InputError
 
 from _tiny import ROOT, cpu_recommendation, one_torch_thread, tiny_model_dir
 
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-MODEL_CFG = {"dtype": "auto", "load_in_4bit": "auto", "attn_implementation": "auto", "use_unsloth": "auto",
-             "trust_remote_code": False, "gradient_checkpointing": True, "max_seq_len": 256}
+SMOKE = config.load_profile("smoke")
+# every setting of the model section on "auto" (as base.yaml has them), the smoke profile's 256 tokens
+MODEL = dataclasses.replace(SMOKE.model, dtype="auto", load_in_4bit="auto", use_unsloth="auto")
+
+
+def spec(method: str, r: int, alpha: float) -> config.AdapterSpec:
+    """An adapter of the smoke profile's kind (no dropout) with this method, rank and alpha."""
+    return dataclasses.replace(SMOKE.models["model1_lora"], method=method, r=r, alpha=float(alpha))
 
 
 def facts(backend: str, unsloth: bool, unmet: tuple = ()) -> dict:
@@ -41,38 +48,41 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
     (None, "auto", "transformers"),
 ])
 def test_choose_backend(env_info, use_unsloth, expected):
-    assert models.choose_backend(env_info, {"use_unsloth": use_unsloth}) == expected
+    assert models.choose_backend(env_info, dataclasses.replace(MODEL, use_unsloth=use_unsloth)) == expected
 
 
 def test_explicit_unsloth_that_cannot_run_is_an_error():
     with pytest.raises(RuntimeError, match="use_unsloth is true"):
-        models.choose_backend(facts("cpu", False), {"use_unsloth": True})
+        models.choose_backend(facts("cpu", False), dataclasses.replace(MODEL, use_unsloth=True))
 
 
 # ---------------------------------------------------------------- settings
 def test_auto_settings_come_from_the_recommendation_and_explicit_ones_win():
     rec = {"dtype": {"value": "bfloat16"}, "optim": {"value": "adamw_torch"}, "load_in_4bit": {"value": False},
            "attn_implementation": {"value": "sdpa"}}
-    s = models.resolve_settings(MODEL_CFG, rec, {"optim": "auto"})
+    s = models.resolve_settings(MODEL, rec, dataclasses.replace(SMOKE.train, optim="auto"))
     assert (s["dtype"], s["optim"], s["attn_implementation"], s["load_in_4bit"]) == ("bfloat16", "adamw_torch", "sdpa", False)
-    s = models.resolve_settings({**MODEL_CFG, "dtype": "fp16", "attn_implementation": "eager"}, rec, {"optim": "sgd"})
+    s = models.resolve_settings(dataclasses.replace(MODEL, dtype="fp16", attn_implementation="eager"), rec,
+                                dataclasses.replace(SMOKE.train, optim="sgd"))
     assert (s["dtype"], s["attn_implementation"], s["optim"]) == ("float16", "eager", "sgd")
     with pytest.raises(ValueError, match="model.dtype"):
-        models.resolve_settings({**MODEL_CFG, "dtype": "int3"}, rec)
+        models.resolve_settings(dataclasses.replace(MODEL, dtype="int3"), rec)
 
 
 def test_gradient_checkpointing_auto_follows_the_recommendation():
     for rec_value, expected in ((True, True), (False, False)):
         rec = {"gradient_checkpointing": {"value": rec_value, "reason": "r"}}
-        assert models.resolve_settings({**MODEL_CFG, "gradient_checkpointing": "auto"}, rec)["gradient_checkpointing"] is expected
+        auto = dataclasses.replace(MODEL, gradient_checkpointing="auto")
+        assert models.resolve_settings(auto, rec)["gradient_checkpointing"] is expected
     rec = {"gradient_checkpointing": {"value": False, "reason": "CPU"}}
-    assert models.resolve_settings(MODEL_CFG, rec)["gradient_checkpointing"] is True  # the profile's explicit true wins
+    assert models.resolve_settings(MODEL, rec)["gradient_checkpointing"] is True  # the profile's explicit true wins
 
 
 @pytest.mark.parametrize("requested, recommended, expected", [
     (True, True, True), ("auto", True, True), (True, False, False), (False, True, False), ("auto", False, False)])
 def test_4bit_only_when_requested_and_recommended(requested, recommended, expected):
-    s = models.resolve_settings({**MODEL_CFG, "load_in_4bit": requested}, {"load_in_4bit": {"value": recommended}})
+    s = models.resolve_settings(dataclasses.replace(MODEL, load_in_4bit=requested),
+                                {"load_in_4bit": {"value": recommended}})
     assert s["load_in_4bit"] is expected
 
 
@@ -107,7 +117,7 @@ def _checkpointing(model) -> bool:
 
 @pytest.fixture(scope="module")
 def train_load():
-    return models.load_model(tiny_model_dir(), model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
+    return models.load_model(tiny_model_dir(), model=MODEL, recommendation=cpu_recommendation(),
                              for_training=True)
 
 
@@ -120,7 +130,7 @@ def test_load_for_training(train_load):
 
 
 def test_load_for_scoring_pads_left_and_evaluates():
-    model, tok, _ = models.load_model(tiny_model_dir(), model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
+    model, tok, _ = models.load_model(tiny_model_dir(), model=MODEL, recommendation=cpu_recommendation(),
                                       for_training=False)
     assert tok.padding_side == "left" and not model.training and not _checkpointing(model)
 
@@ -129,17 +139,17 @@ def test_base_tiny_goes_through_ensure_tiny_model(monkeypatch):
     import helpers.models.tiny as tm
     calls = []
     monkeypatch.setattr(tm, "ensure_tiny_model", lambda **kw: calls.append(kw) or tiny_model_dir())
-    _, _, info = models.load_model("tiny", model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
+    _, _, info = models.load_model("tiny", model=MODEL, recommendation=cpu_recommendation(),
                                    for_training=False, tiny_kwargs={"warmup_steps": 0})
     assert calls == [{"warmup_steps": 0}] and info["kind"] == "tiny"
 
 
 def test_missing_local_model_dir_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="not found"):
-        models.load_model("./no/such/model", model_cfg=MODEL_CFG, for_training=False)
+        models.load_model("./no/such/model", model=MODEL, for_training=False)
     (tmp_path / "m").mkdir()
     with pytest.raises(InputError, match="config.json"):
-        models.load_model(tmp_path / "m", model_cfg=MODEL_CFG, for_training=False)
+        models.load_model(tmp_path / "m", model=MODEL, for_training=False)
 
 
 def test_pad_token_falls_back_to_eos():
@@ -160,20 +170,20 @@ def _lora_layers(model):
 
 
 def test_lora_scaling_is_alpha_over_r(train_load):
-    model = models.add_adapter(_fresh(train_load), {"method": "lora", "r": 8, "alpha": 16}, TARGETS)
+    model = models.add_adapter(_fresh(train_load), spec("lora", 8, 16), TARGETS)
     assert all(m.scaling["default"] == pytest.approx(16 / 8) for m in _lora_layers(model))
     assert not any("lora_magnitude_vector" in n for n, _ in model.named_parameters())
 
 
 def test_rslora_scaling_is_alpha_over_sqrt_r(train_load):
-    model = models.add_adapter(_fresh(train_load), {"method": "rslora", "r": 16, "alpha": 32}, TARGETS)
+    model = models.add_adapter(_fresh(train_load), spec("rslora", 16, 32), TARGETS)
     layers = _lora_layers(model)
     assert layers and all(m.scaling["default"] == pytest.approx(32 / math.sqrt(16)) for m in layers)
     assert 32 / math.sqrt(16) != 32 / 16  # 8.0 vs 2.0: the test can tell the two apart
 
 
 def test_dora_has_trainable_magnitude_vectors(train_load):
-    model = models.add_adapter(_fresh(train_load), {"method": "dora", "r": 8, "alpha": 16}, ["q_proj", "v_proj"])
+    model = models.add_adapter(_fresh(train_load), spec("dora", 8, 16), ["q_proj", "v_proj"])
     mags = [n for n, p in model.named_parameters() if "lora_magnitude_vector" in n and p.requires_grad]
     n_layers = model.config.num_hidden_layers
     assert len(mags) == 2 * n_layers  # one per adapted projection
@@ -182,16 +192,16 @@ def test_dora_has_trainable_magnitude_vectors(train_load):
 
 
 def test_only_present_target_modules_are_adapted_and_none_is_an_error(train_load):
-    model = models.add_adapter(_fresh(train_load), {"method": "lora", "r": 4, "alpha": 8}, ["q_proj", "w_pack"])
+    model = models.add_adapter(_fresh(train_load), spec("lora", 4, 8), ["q_proj", "w_pack"])
     assert sorted(model.peft_config["default"].target_modules) == ["q_proj"]
     with pytest.raises(ValueError, match="linear layers are"):
-        models.add_adapter(_fresh(train_load), {"method": "lora", "r": 4, "alpha": 8}, ["w_pack", "c_attn"])
+        models.add_adapter(_fresh(train_load), spec("lora", 4, 8), ["w_pack", "c_attn"])
     with pytest.raises(ValueError, match="method"):
-        models.add_adapter(_fresh(train_load), {"method": "qlora2", "r": 4, "alpha": 8}, ["q_proj"])
+        models.add_adapter(_fresh(train_load), spec("qlora2", 4, 8), ["q_proj"])
 
 
 def test_adapter_round_trip_is_safetensors_only(train_load, tmp_path):
-    model = models.add_adapter(_fresh(train_load), {"method": "dora", "r": 4, "alpha": 8}, ["q_proj"])
+    model = models.add_adapter(_fresh(train_load), spec("dora", 4, 8), ["q_proj"])
     with torch.no_grad():
         for n, p in model.named_parameters():
             if "lora_B" in n:
@@ -208,9 +218,9 @@ def test_adapter_round_trip_is_safetensors_only(train_load, tmp_path):
 
 
 def test_resume_weights_must_match_the_adapter(train_load, tmp_path):
-    lora = models.add_adapter(_fresh(train_load), {"method": "lora", "r": 4, "alpha": 8}, ["q_proj"])
+    lora = models.add_adapter(_fresh(train_load), spec("lora", 4, 8), ["q_proj"])
     lora.save_pretrained(str(tmp_path))
-    dora = models.add_adapter(_fresh(train_load), {"method": "dora", "r": 4, "alpha": 8}, ["q_proj"])
+    dora = models.add_adapter(_fresh(train_load), spec("dora", 4, 8), ["q_proj"])
     with pytest.raises(InputError, match="does not match"):
         models.load_adapter_weights(dora, tmp_path)
 
@@ -236,9 +246,10 @@ def test_tokenizer_alone_reads_trust_remote_code_as_load_model_does(monkeypatch,
         return transformers.PreTrainedTokenizerFast.from_pretrained(str(tiny_model_dir()))
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
-    tok = models.load_tokenizer(str(tiny_model_dir()), {"trust_remote_code": value})
+    model = dataclasses.replace(MODEL, trust_remote_code=value)
+    tok = models.load_tokenizer(str(tiny_model_dir()), model)
     assert seen["trust_remote_code"] is expected  # a string "false" must never switch remote code on
-    assert models.resolve_settings({**MODEL_CFG, "trust_remote_code": value}, None)["trust_remote_code"] is expected
+    assert models.resolve_settings(model, None)["trust_remote_code"] is expected
     assert tok.padding_side == "left"
 
 

@@ -3,6 +3,7 @@ conversion, and the kit's machinery on the Llama architecture and SmolLM2 tokeni
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import shutil
 
@@ -21,8 +22,8 @@ from helpers.scoring import end_of_turn_ids, letter_token_ids, score_letters
 from _tiny import bundled_records, cpu_recommendation, one_torch_thread, smollm2_dir, tiny_llama_dir, write_curriculum
 
 SPEC = pm.PACKAGED["smollm2-135m"]
-MODEL_CFG = {**config.load_profile("cpu")["model"], "dtype": "float32", "use_unsloth": False,
-             "gradient_checkpointing": True}
+CPU = config.load_profile("cpu")
+MODEL = dataclasses.replace(CPU.model, dtype="float32", use_unsloth=False, gradient_checkpointing=True)
 _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 
@@ -91,7 +92,7 @@ def test_memory_estimator_counts_the_real_parameters():
 # ---------------------------------------------------------------- the real model on the kit's path
 @pytest.fixture(scope="module")
 def smol():
-    return models.load_model("smollm2-135m", model_cfg=MODEL_CFG, recommendation=cpu_recommendation(),
+    return models.load_model("smollm2-135m", model=MODEL, recommendation=cpu_recommendation(),
                              for_training=False)
 
 
@@ -134,7 +135,7 @@ def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
     summary = train_adapter(cfg, name, curriculum_path=cur, out_dir=tmp_path / name,
                             recommendation=cpu_recommendation(), progress=False)
     adapter = read_json(tmp_path / name / "adapter" / "adapter_config.json")
-    assert sorted(adapter["target_modules"]) == sorted(cfg["train"]["target_modules"])  # all 7 Llama linears
+    assert sorted(adapter["target_modules"]) == sorted(cfg.train.target_modules)  # all 7 Llama linears
     assert len(summary["chunk_losses"]) == 2 and all(0 < loss < 20 for loss in summary["chunk_losses"])
     assert (tmp_path / name / "adapter" / "adapter_model.safetensors").exists()
 
@@ -142,11 +143,11 @@ def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
 def test_answer_only_loss_matches_the_llama_models_own_loss():
     from _tiny import answer_only_vs_full_loss
     torch.manual_seed(0)
-    model, tok, _ = models.load_model(str(tiny_llama_dir()), model_cfg={**config.load_profile("cpu")["model"],
-                                                                           "gradient_checkpointing": False},
+    model, tok, _ = models.load_model(str(tiny_llama_dir()), model=dataclasses.replace(CPU.model,
+                                                                                       gradient_checkpointing=False),
                                       for_training=True)
-    model = models.add_adapter(model, {"method": "dora", "r": 4, "alpha": 8}, config.load_profile("cpu", "t")
-                               ["train"]["target_modules"])
+    dora = dataclasses.replace(CPU.models["model1_lora"], method="dora", r=4, alpha=8.0, dropout=0.0)
+    model = models.add_adapter(model, dora, CPU.train.target_modules)
     recs = bundled_records(5)
     for i, rec in enumerate(recs):
         rec["question"] += " and then" * (4 * i)

@@ -174,7 +174,7 @@ def test_smoke_adapters_learn_the_learnable_task(smoke_run):
     ids = _learning.learnable_ids([json.loads(line) for line in (run / "data" / "val.jsonl").read_text().splitlines()])
     read = lambda name: [json.loads(line) for line in (run / "eval" / f"{name}.jsonl").read_text().splitlines()]
     base = read("base")
-    verdicts = {name: _learning.judge(base, read(name), ids) for name in config.load_profile("smoke")["models"]}
+    verdicts = {name: _learning.judge(base, read(name), ids) for name in config.load_profile("smoke").models}
     assert len(verdicts) == 3
     failed = {name: v["problems"] for name, v in verdicts.items() if not v["ok"]}
     assert not failed, f"{failed}; all: {verdicts}"

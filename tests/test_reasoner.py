@@ -4,6 +4,7 @@ model's own words returned; the A-agent in reason mode; the measurement and the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -168,7 +169,7 @@ def test_the_reasoning_ends_where_the_model_starts_its_answer(tiny):
 # ---------------------------------------------------------------- the A-agent in reason mode
 def test_reason_mode_answers_with_the_models_own_words_inside_the_budget(tiny):
     model, tok = tiny
-    acfg = {**config.load_profile("smoke")["agents"], "answer_mode": "reason", "model_question_share": 0.0}
+    acfg = dataclasses.replace(config.load_profile("smoke").agents, answer_mode="reason", model_question_share=0.0)
     agent = build.answer_agent(model, tok, {"members": ["base"]}, acfg)
     assert agent.reasoner is not None and agent.reasoner.member == REASONER
     agent.reasoner.stop_ids = [len(tok) - 1]
@@ -195,7 +196,7 @@ def test_a_reasoner_failure_costs_the_chunks_letters_counted_never_the_call(tiny
 def test_reason_mode_without_the_reasoner_adapter_is_refused():
     from transformers import AutoModelForCausalLM, AutoTokenizer
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
-    acfg = {**config.load_profile("smoke")["agents"], "answer_mode": "reason", "model_question_share": 0.0}
+    acfg = dataclasses.replace(config.load_profile("smoke").agents, answer_mode="reason", model_question_share=0.0)
     with pytest.raises(ValueError, match="reasoner"):
         build.answer_agent(model, AutoTokenizer.from_pretrained(str(tiny_model_dir())), {"members": ["base"]}, acfg)
 
@@ -205,10 +206,10 @@ def test_answer_mode_and_the_token_cap_are_checked():
     for bad in ({"agents.answer_mode": "think"}, {"agents.reason_max_tokens": 513}, {"reasoner.levels": [4]}):
         with pytest.raises((InputError, KeyError)):
             config.load_profile("smoke", overrides=bad)
-    cfg = config.load_profile("smoke")
-    cfg["models"][REASONER] = cfg["reasoner"]["adapter"]
+    values = config.load_profile("smoke").as_dict()
+    values["models"][REASONER] = values["reasoner"]["adapter"]
     with pytest.raises(InputError, match="reserved for the reasoning A-agent"):
-        config.check_complete(cfg, "test")
+        config.check_complete(values, "test")
 
 
 # ---------------------------------------------------------------- training chats
@@ -278,7 +279,7 @@ def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, 
     (adapter / "adapter_config.json").write_text("{}")
     (adapter / "adapter_model.safetensors").write_bytes(b"")
     assert build.measured_mode(cfg)[0] == "reason"
-    assert build.agents_cfg(cfg)["answer_mode"] == "reason"
+    assert build.agents_cfg(cfg).answer_mode == "reason"
     for changed in ({"reasoner.lr": 1e-2}, {"agents.time_margin": 0.8}, {"agents.reason_max_tokens": 100}):
         other = config.load_profile("smoke", "modes", changed)
         assert "other reasoner or answer-budget settings" in build.measured_mode(other)[1], changed
@@ -288,7 +289,7 @@ def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, 
 
 def test_the_measurement_reports_both_modes_on_the_same_questions(tiny):
     model, tok = tiny
-    acfg = {**config.load_profile("smoke")["agents"], "model_question_share": 0.0}
+    acfg = dataclasses.replace(config.load_profile("smoke").agents, model_question_share=0.0)
     qs = reasoner_measure.held_out(6, seed=1, kinds=["seating_linear", "family"], levels=[1])
     out = {m: reasoner_measure.measure(build.answer_agent(model, tok, {"members": ["base"]}, acfg, mode=m), qs)
            for m in reasoner_measure.MODES}
@@ -312,9 +313,9 @@ def test_the_real_model_reasons_in_its_own_words_under_the_deadline():
     from helpers.models.members import BASE
     from helpers.agents.predictor import LetterPredictor
     from _tiny import smollm2_dir
-    model, tok, _ = members.load_with_adapters(str(smollm2_dir()), {**config.load_profile("smoke")["model"], "dtype": "float32",
-                                                                     "use_unsloth": False, "load_in_4bit": False},
-                                               {}, threads=1)
+    smoke_model = dataclasses.replace(config.load_profile("smoke").model, dtype="float32", use_unsloth=False,
+                                      load_in_4bit=False)
+    model, tok, _ = members.load_with_adapters(str(smollm2_dir()), smoke_model, {}, threads=1)
     agent = AnswerAgent(LetterPredictor(model, tok, [BASE]), tok, reasoner=reasoner.Reasoner(model, tok, member=BASE))
     given, generate = [], agent.reasoner._generate
     agent.reasoner._generate = lambda enc, seconds: given.append(seconds) or generate(enc, seconds)

@@ -43,7 +43,7 @@ def _expected_swaps(profile: str) -> dict:
     """The overlay read straight from its YAML, applied by hand: {key: (profile's value, rehearsal's value)} for every
     key it changes (independent of helpers.rehearse.swaps, which the run's record comes from)."""
     overlay = yaml.safe_load(rehearse.OVERLAY.read_text(encoding="utf-8"))
-    flat = _flat(config.load_profile(profile))
+    flat = _flat(config.load_profile(profile).as_dict())
     out = {}
     for key, entry in overlay.items():
         before = flat[key]
@@ -56,9 +56,9 @@ def _expected_swaps(profile: str) -> dict:
 # ---------------------------------------------------------------- cheap: the overlay itself (every tier)
 @pytest.mark.parametrize("profile", rehearse.GPU_PROFILES)
 def test_the_overlay_changes_its_own_keys_and_nothing_else(profile):
-    own = _flat(config.load_profile(profile))
+    own = _flat(config.load_profile(profile).as_dict())
     run, overrides, record = rehearse.plan(profile)
-    rehearsed = _flat(config.load_profile(profile, run, overrides))
+    rehearsed = _flat(config.load_profile(profile, run, overrides).as_dict())
     swapped = {s["key"]: s for s in record["swaps"]}
     expected = _expected_swaps(profile)
     assert set(swapped) == set(expected) and run == f"rehearse-{profile}"
@@ -206,17 +206,17 @@ def test_the_notebooks_ran_the_profile_with_only_the_swaps(rehearsed):
     """Notebook 00 records the resolved profile it ran (env.json params): the profile's own values but the swaps.
     It ran on this CPU without failing the run, as it must for a GPU profile."""
     env = _read(rehearsed["run"] / "env.json")
-    ran, own, swapped = _flat(env["params"]), _flat(rehearsed["own"]), _expected_swaps(rehearsed["profile"])
+    ran, own, swapped = _flat(env["params"]), _flat(rehearsed["own"].as_dict()), _expected_swaps(rehearsed["profile"])
     assert set(ran) == set(own)
     for key, value in own.items():
-        want = rehearsed["cfg"]["run"] if key == "run" else swapped[key][1] if key in swapped else value
+        want = rehearsed["cfg"].run if key == "run" else swapped[key][1] if key in swapped else value
         assert ran[key] == want, f"{key}: ran with {ran[key]!r}, the profile has {value!r}"
     assert env["facts"]["backend"] == "cpu"
 
 
-def _resolved(cfg: dict, env: dict, section: str, key: str):
+def _resolved(cfg: config.Profile, env: dict, section: str, key: str):
     """A profile setting as training resolved it: the profile's own value, or the env check's for "auto"."""
-    value = cfg[section][key]
+    value = getattr(getattr(cfg, section), key)
     return env["recommendation"][key]["value"] if value == "auto" else value
 
 
@@ -228,10 +228,10 @@ def _optimizer_groups(model_dir: Path) -> tuple[int, dict]:
     return latest["chunk"], {g["name"]: g["lr"] for g in state["param_groups"]}
 
 
-def _check_adapter(model_dir: Path, spec: dict, target_modules: list) -> None:
+def _check_adapter(model_dir: Path, spec: config.AdapterSpec, target_modules: list) -> None:
     conf = _read(model_dir / "adapter" / "adapter_config.json")
     got = (conf["r"], conf["lora_alpha"], conf["lora_dropout"], conf["use_rslora"], conf["use_dora"])
-    want = (spec["r"], spec["alpha"], spec["dropout"], spec["method"] == "rslora", spec["method"] == "dora")
+    want = (spec.r, spec.alpha, spec.dropout, spec.method == "rslora", spec.method == "dora")
     assert got == want, f"{model_dir.name}: adapter_config (r, alpha, dropout, rslora, dora) {got}, profile {want}"
     assert set(conf["target_modules"]) == set(target_modules)
 
@@ -239,54 +239,54 @@ def _check_adapter(model_dir: Path, spec: dict, target_modules: list) -> None:
 @pytest.mark.rehearsal
 def test_each_member_trained_with_the_profiles_adapter_and_schedule(rehearsed):
     cfg, run = rehearsed["cfg"], rehearsed["run"]
-    env, train, chunks = _read(run / "env.json"), cfg["train"], cfg["curriculum"]["chunks"]
+    env, train, chunks = _read(run / "env.json"), cfg.train, cfg.curriculum.chunks
     assert _read(run / "curriculum" / "stats.json")["schedule"]["lr"] == pytest.approx(
-        _read(run / "models" / next(iter(cfg["models"])) / "summary.json")["params"]["lr_schedule"])
-    for name, spec in cfg["models"].items():
+        _read(run / "models" / next(iter(cfg.models)) / "summary.json")["params"]["lr_schedule"])
+    for name, spec in cfg.models.items():
         model_dir = run / "models" / name
-        _check_adapter(model_dir, spec, train["target_modules"])
+        _check_adapter(model_dir, spec, train.target_modules)
         s = _read(model_dir / "summary.json")
         p = s["params"]
         assert s["complete"] and s["chunks_done"] == s["chunks_total"] == chunks, name
         assert len(p["lr_schedule"]) == len(p["replay_schedule"]) == chunks
-        assert (p["lr_schedule"][0], p["lr_schedule"][-1]) == pytest.approx((train["lr_start"], train["lr_end"]))
+        assert (p["lr_schedule"][0], p["lr_schedule"][-1]) == pytest.approx((train.lr_start, train.lr_end))
         assert (p["replay_schedule"][0], p["replay_schedule"][-1]) == pytest.approx(
-            (train["replay_start"], train["replay_end"]))
+            (train.replay_start, train.replay_end))
         assert [c["lr"] for c in s["per_chunk"]] == pytest.approx(p["lr_schedule"]), "a chunk ran at another rate"
         assert all(c["steps"] >= 1 for c in s["per_chunk"])
-        assert p["effective_batch"] == train["batch_size"] * train["grad_accum"]
-        assert (p["train.batch_size"], p["train.grad_accum"]) == (train["batch_size"], train["grad_accum"])
-        assert p["spec"] == spec and p["adapter"]["method"] == spec["method"]
+        assert p["effective_batch"] == train.batch_size * train.grad_accum
+        assert (p["train.batch_size"], p["train.grad_accum"]) == (train.batch_size, train.grad_accum)
+        assert p["spec"] == config.as_dict(spec) and p["adapter"]["method"] == spec.method
         assert p["optim"] == _resolved(cfg, env, "train", "optim")
         assert p["dtype"] == _resolved(cfg, env, "model", "dtype")
         # the optimizer itself, as the last chunk left it: every group at lr_end, DoRA's magnitude at lr_end x mult
         chunk, groups = _optimizer_groups(model_dir)
         assert chunk == chunks - 1
-        if spec["method"] == "dora":
-            mult = spec["magnitude_lr_multiplier"]
+        if spec.method == "dora":
+            mult = spec.magnitude_lr_multiplier
             assert p["adapter"]["magnitude_lr_multiplier"] == mult
-            assert groups.pop("magnitude") == pytest.approx(train["lr_end"] * mult), name
+            assert groups.pop("magnitude") == pytest.approx(train.lr_end * mult), name
         assert "magnitude" not in groups and groups, f"{name}: {groups}"
-        assert all(lr == pytest.approx(train["lr_end"]) for lr in groups.values()), f"{name}: {groups}"
+        assert all(lr == pytest.approx(train.lr_end) for lr in groups.values()), f"{name}: {groups}"
 
 
 @pytest.mark.rehearsal
 def test_the_writer_and_the_reasoner_trained_at_the_profiles_rate(rehearsed):
     cfg, run = rehearsed["cfg"], rehearsed["run"]
-    train = cfg["train"]
+    train = cfg.train
     for name in (WRITER, REASONER):
-        own, model_dir = cfg[name], run / "models" / name
-        _check_adapter(model_dir, own["adapter"], train["target_modules"])
+        own, model_dir = getattr(cfg, name), run / "models" / name
+        _check_adapter(model_dir, own.adapter, train.target_modules)
         s = _read(model_dir / "summary.json")
-        assert s["complete"] and s["chunks_total"] == 1 and s["params"]["lr_schedule"] == pytest.approx([own["lr"]])
-        assert s["per_chunk"][0]["lr"] == pytest.approx(own["lr"])
-        assert s["per_chunk"][0]["examples"] == own["examples"] and not s["dropped"], (name, s["dropped"])
-        assert s["params"]["effective_batch"] == train["batch_size"] * train["grad_accum"]
+        assert s["complete"] and s["chunks_total"] == 1 and s["params"]["lr_schedule"] == pytest.approx([own.lr])
+        assert s["per_chunk"][0]["lr"] == pytest.approx(own.lr)
+        assert s["per_chunk"][0]["examples"] == own.examples and not s["dropped"], (name, s["dropped"])
+        assert s["params"]["effective_batch"] == train.batch_size * train.grad_accum
         _, groups = _optimizer_groups(model_dir)
-        assert groups and all(lr == pytest.approx(own["lr"]) for lr in groups.values()), f"{name}: {groups}"
+        assert groups and all(lr == pytest.approx(own.lr) for lr in groups.values()), f"{name}: {groups}"
     writer, reasoner = _read(run / "agents" / "writer.json"), _read(run / "agents" / "reasoner.json")
-    assert writer["base"]["requests"] == writer["writer"]["requests"] == cfg["writer"]["measure"]
-    assert reasoner["letter"]["n"] == reasoner["reason"]["n"] == cfg["reasoner"]["measure"]
+    assert writer["base"]["requests"] == writer["writer"]["requests"] == cfg.writer.measure
+    assert reasoner["letter"]["n"] == reasoner["reason"]["n"] == cfg.reasoner.measure
 
 
 @pytest.mark.rehearsal
@@ -297,15 +297,15 @@ def test_the_agents_ran_with_the_profiles_settings_and_pass_the_filter(rehearsed
     cfg, run = rehearsed["cfg"], rehearsed["run"]
     agents = run / "agents"
     writer, reasoner = _read(agents / "writer.json"), _read(agents / "reasoner.json")
-    assert writer["base"]["candidates"] == writer["writer"]["candidates"] == cfg["agents"]["writer_candidates"]
+    assert writer["base"]["candidates"] == writer["writer"]["candidates"] == cfg.agents.writer_candidates
     exported = _read(agents / "export" / "kit_agent.json")
     measured = {"model_question_share": writer["justified_share"], "answer_mode": reasoner["justified_mode"]}
-    for key, value in cfg["agents"].items():
+    for key, value in config.as_dict(cfg.agents).items():
         want = measured[key] if value == "auto" else value
         assert exported["agents"][key] == want, f"agents.{key}: exported {exported['agents'][key]!r}, want {want!r}"
     tour = _read(agents / "tournament.json")
     assert tour["answer_mode"] == exported["agents"]["answer_mode"]
-    n = cfg["agents"]["num_questions"]
+    n = cfg.agents.num_questions
     assert tour["questions"]["requested"] == tour["questions"]["format_correct"] == n
     assert tour["answers"]["answers"] == tour["answers"]["passed_filter"] == n
     tok = AutoTokenizer.from_pretrained(exported["base"])

@@ -3,6 +3,7 @@ one (faked here), and a stage that loads its own model releases it before return
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 
 import pytest
@@ -18,9 +19,11 @@ GIB = 1024 ** 3
 
 
 def _peft():
-    model, tok, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
-                                                                    "gradient_checkpointing": False}, for_training=True)
-    return models.add_adapter(model, {"method": "lora", "r": 4, "alpha": 8}, ["q_proj", "v_proj"]), tok
+    smoke = config.load_profile("smoke")
+    model, tok, _ = models.load_model(tiny_model_dir(), model=dataclasses.replace(smoke.model, gradient_checkpointing=False),
+                                      for_training=True)
+    lora = dataclasses.replace(smoke.models["model1_lora"], r=4, alpha=8.0, dropout=0.0)
+    return models.add_adapter(model, lora, ["q_proj", "v_proj"]), tok
 
 
 def test_a_released_model_held_in_a_cycle_is_dead_after_free_memory(monkeypatch):

@@ -183,8 +183,7 @@ def test_members_share_one_base_and_match_separately_loaded_adapters(tiny):
     from transformers import AutoModelForCausalLM
     from helpers import models
     model, tok = tiny
-    cfg = config.load_profile("smoke", "members")
-    cfg["model"]["base"] = str(tiny_model_dir())
+    cfg = config.with_overrides(config.load_profile("smoke", "members"), {"model.base": str(tiny_model_dir())})
     for name, dora, seed in (("model1_lora", False, 1), ("model3_dora", True, 2)):
         _save_adapter(tiny_model_dir(), RunLayout.of(cfg).adapter_dir(name), use_dora=dora, seed=seed)
     items = _items()[:4]
@@ -203,8 +202,7 @@ def test_members_share_one_base_and_match_separately_loaded_adapters(tiny):
 
 
 def test_missing_adapter_raises_or_is_counted():
-    cfg = config.load_profile("smoke", "nomembers")
-    cfg["model"]["base"] = str(tiny_model_dir())
+    cfg = config.with_overrides(config.load_profile("smoke", "nomembers"), {"model.base": str(tiny_model_dir())})
     with pytest.raises(InputError, match=r"model2_rslora.*not trained"):
         members.load_members(cfg, ["base", "model2_rslora"])
     with pytest.raises(InputError, match="not an adapter of the profile"):

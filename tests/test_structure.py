@@ -253,3 +253,15 @@ def test_only_command_line_modules_parse_flags():
     parsing = sorted(str(p.relative_to(ROOT)) for p in HELPERS.rglob("*.py")
                      if "argparse" in p.read_text(encoding="utf-8"))
     assert parsing and all(p.endswith(("/__main__.py", "/cli.py")) or p == "helpers/pipeline.py" for p in parsing), parsing
+
+
+# ---------------------------------------------------------------- profiles are read by attribute, never re-defaulted
+PROFILE_SUBSCRIPT = re.compile(r'''\bcfg\[["'](env|model|data|curriculum|train|models|eval|writer|reasoner|agents)["']\]''')
+
+
+def test_profile_sections_are_read_as_typed_attributes():
+    """config.Profile's sections are frozen dataclasses: `cfg.train.lr_start`, never `cfg["train"]["lr_start"]` and
+    never `.get(key, default)` (the objects have no .get; configs/base.yaml gives every value)."""
+    offenders = {name: sorted({m.group(0) for m in PROFILE_SUBSCRIPT.finditer(text)})
+                 for name, text in _code_files().items() if PROFILE_SUBSCRIPT.search(text)}
+    assert offenders == {}

@@ -3,6 +3,7 @@ crash + resume equality, the disk check, outputs, and a 2-process DDP run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ ARGS_5_X = {"output_dir", "per_device_train_batch_size", "learning_rate", "train
             "use_cpu", "warmup_steps", "report_to", "disable_tqdm", "seed"}
 
 
-def make_cfg(run: str = "t", **over) -> dict:
+def make_cfg(run: str = "t", **over) -> config.Profile:
     o = {"model.base": str(tiny_model_dir()), "train.batch_size": 4, "train.grad_accum": 1,
          "train.epochs_per_chunk": 1, "train.logging_steps": 1, "curriculum.replay_capacity": 16, "models.model3_dora.dropout": 0.1}
     o.update(over)
@@ -136,10 +137,16 @@ def _trainer(tmp_path, model, tok, examples, **kw):
                         **trainer_tokenizer_kwarg(tok), **kw)
 
 
-def _peft(spec: dict):
-    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
-                                                                  "gradient_checkpointing": False}, for_training=True)
-    return models.add_adapter(model, spec, ["q_proj", "v_proj", "up_proj"])
+def spec(method: str, r: int, alpha: float) -> config.AdapterSpec:
+    """An adapter of the smoke profile's kind (no dropout) with this method, rank and alpha."""
+    return dataclasses.replace(config.load_profile("smoke").models["model1_lora"], method=method, r=r,
+                               alpha=float(alpha))
+
+
+def _peft(adapter: config.AdapterSpec):
+    model, _, _ = models.load_model(tiny_model_dir(), model=dataclasses.replace(
+        config.load_profile("smoke").model, gradient_checkpointing=False), for_training=True)
+    return models.add_adapter(model, adapter, ["q_proj", "v_proj", "up_proj"])
 
 
 def test_dynamic_padding_with_length_grouping(tmp_path, tok):
@@ -148,7 +155,7 @@ def test_dynamic_padding_with_length_grouping(tmp_path, tok):
     for i, rec in enumerate(recs):  # lengths spread widely: 0..23 extra words
         rec["question"] += " Think about it" * (i % 24)
     examples, _ = build_examples(tok, recs, 512)
-    trainer = _trainer(tmp_path, _peft({"method": "lora", "r": 4, "alpha": 8}), tok, examples)
+    trainer = _trainer(tmp_path, _peft(spec("lora", 4, 8)), tok, examples)
     assert "LengthGrouped" in type(trainer._get_train_sampler()).__name__
     widths, pads = [], 0
     for batch in trainer.get_train_dataloader():
@@ -165,7 +172,7 @@ def test_dynamic_padding_with_length_grouping(tmp_path, tok):
 
 
 def test_dora_magnitudes_get_their_own_group_at_the_multiplied_lr(tmp_path, tok):
-    model = _peft({"method": "dora", "r": 4, "alpha": 8})
+    model = _peft(spec("dora", 4, 8))
     examples, _ = build_examples(tok, bundled_records(4), 256)
     trainer = _trainer(tmp_path, model, tok, examples, magnitude_lr_multiplier=5.0)
     opt = trainer.create_optimizer()
@@ -177,7 +184,7 @@ def test_dora_magnitudes_get_their_own_group_at_the_multiplied_lr(tmp_path, tok)
     assert rest == others  # every other trainable parameter, no frozen one, none twice
     assert groups["magnitude"]["lr"] == pytest.approx(5.0 * groups["decay"]["lr"]) and groups["decay"]["lr"] == 1e-3
     assert groups["magnitude"]["weight_decay"] == 0.0
-    lora_only = _trainer(tmp_path, _peft({"method": "lora", "r": 4, "alpha": 8}), tok, examples,
+    lora_only = _trainer(tmp_path, _peft(spec("lora", 4, 8)), tok, examples,
                          magnitude_lr_multiplier=5.0).create_optimizer()
     assert "magnitude" not in {g["name"] for g in lora_only.param_groups}
 
@@ -317,7 +324,7 @@ def test_metrics_jsonl_has_every_field(runs):
     assert all(r["tokens"] > 0 and r["tokens_per_s"] > 0 and r["rss_gib"] > 0 and r["grad_norm"] is not None
                and r["vram_allocated_gib"] is None for r in recs)  # no GPU here: VRAM fields are null
     assert recs[0]["learning_rate"] == 0.0 and all(r["learning_rate"] > 0 for r in recs[1:])  # warm-up from 0
-    last_lr = float(make_cfg()["train"]["lr_end"])  # the last chunk trains at lr_end, constant
+    last_lr = make_cfg().train.lr_end  # the last chunk trains at lr_end, constant
     assert [r["learning_rate"] for r in recs if r["chunk"] == 2] == [last_lr] * sum(r["chunk"] == 2 for r in recs)
     summary = runs["full"]
     assert sum(r["tokens"] for r in recs) == summary["tokens"]  # real tokens: attention-mask sums, no pads
@@ -462,18 +469,18 @@ def test_adam_step_predicts_how_far_rslora_moves_against_lora():
     LoRA's: rsLoRA r=16 alpha=8 (the old smoke setting, same scaling as LoRA's) twice as far; alpha=4 as far;
     LoRA at twice the rank and the same alpha, as far (its scaling halves)."""
     from helpers.train import adapter_summary
-    lora = adapter_summary({"method": "lora", "r": 8, "alpha": 16})
-    old = adapter_summary({"method": "rslora", "r": 16, "alpha": 8})
-    new = adapter_summary({"method": "rslora", "r": 16, "alpha": 4})
+    lora = adapter_summary(spec("lora", 8, 16))
+    old = adapter_summary(spec("rslora", 16, 8))
+    new = adapter_summary(spec("rslora", 16, 4))
     assert (lora["scaling"], old["scaling"]) == (2.0, 2.0) and (lora["adam_step"], old["adam_step"], new["adam_step"]) \
         == (16.0, 32.0, 16.0)
-    wide = adapter_summary({"method": "lora", "r": 16, "alpha": 16})
+    wide = adapter_summary(spec("lora", 16, 16))
     base = _first_adam_step_loss_drop(8, 16, False)
     for summary, rslora in ((old, True), (new, True), (wide, False)):
         measured = _first_adam_step_loss_drop(summary["r"], summary["alpha"], rslora) / base
         predicted = summary["adam_step"] / lora["adam_step"]
         assert abs(measured / predicted - 1) < 0.15, f"r={summary['r']} alpha={summary['alpha']}: {measured:.2f}x"
-    smoke = config.load_profile("smoke")["models"]
+    smoke = config.load_profile("smoke").models
     steps = {name: adapter_summary(spec)["adam_step"] for name, spec in smoke.items()}
     # No smoke adapter steps further than LoRA's (a larger step collapsed rsLoRA onto one letter); rsLoRA takes 12
     # against 16 since alpha 3 (docs/history.md, "The smoke recipe").
@@ -485,7 +492,7 @@ def test_adam_step_predicts_how_far_rslora_moves_against_lora():
 def test_answer_only_loss_has_the_models_loss_and_gradients(tok):
     from _tiny import answer_only_vs_full_loss
     torch.manual_seed(0)
-    model = _peft({"method": "lora", "r": 4, "alpha": 8})
+    model = _peft(spec("lora", 4, 8))
     recs = bundled_records(6)
     for i, rec in enumerate(recs):
         rec["question"] += " Think about it" * (3 * i)  # answers at six different positions
@@ -502,7 +509,7 @@ def test_answer_only_logits_train_the_same_adapter_with_a_narrow_lm_head(tmp_pat
     adapters, widths = {}, {}
     for flag in (False, True):
         torch.manual_seed(0)
-        model = _peft({"method": "lora", "r": 4, "alpha": 8})
+        model = _peft(spec("lora", 4, 8))
         assert accepts_logits_to_keep(model)
         seen = []
         hook = model.get_base_model().lm_head.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[1]))

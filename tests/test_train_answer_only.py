@@ -3,6 +3,8 @@ forward does) falls back to the Trainer's own loss, counted per batch and in sum
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -26,9 +28,11 @@ def tok():
 def _peft():
     """The tiny model with a LoRA adapter, in training mode (dropout 0: two forwards give the same loss)."""
     torch.manual_seed(0)
-    model, _, _ = models.load_model(tiny_model_dir(), model_cfg={**config.load_profile("smoke")["model"],
-                                                                  "gradient_checkpointing": False}, for_training=True)
-    return models.add_adapter(model, {"method": "lora", "r": 4, "alpha": 8}, ["q_proj", "v_proj"]).train()
+    smoke = config.load_profile("smoke")
+    model, _, _ = models.load_model(tiny_model_dir(), model=dataclasses.replace(smoke.model, gradient_checkpointing=False),
+                                    for_training=True)
+    lora = dataclasses.replace(smoke.models["model1_lora"], r=4, alpha=8.0, dropout=0.0)
+    return models.add_adapter(model, lora, ["q_proj", "v_proj"]).train()
 
 
 def drop_positions(model) -> None:

@@ -4,6 +4,7 @@ are read as source and metadata. Bump constraints-gpu.txt's pin and these tests 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import zipfile
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.markers import default_environment
 
-from helpers import models
+from helpers import config, models
 from helpers.models import unsloth_api
 from helpers.env import box, gpu_setup, stack
 
@@ -99,7 +100,9 @@ def test_from_pretrained_takes_every_keyword_the_kit_passes(wheels):
 @pytest.mark.parametrize("method", models.METHODS)
 def test_get_peft_model_takes_every_keyword_the_kit_passes(wheels, method):
     fn = _resolve(wheels["unsloth"], "FastLanguageModel", "get_peft_model")
-    lora = models.lora_config_kwargs({"method": method, "r": 64, "alpha": 128, "dropout": 0.05}, ["q_proj", "v_proj"])
+    spec = dataclasses.replace(config.load_profile("smoke").models["model1_lora"], method=method, r=64, alpha=128.0,
+                               dropout=0.05)
+    lora = models.lora_config_kwargs(spec, ["q_proj", "v_proj"])
     passed = unsloth_api.unsloth_peft_kwargs(lora, gradient_checkpointing=False, seed=3407)
     assert _unknown_keywords(fn, passed) == []
     assert passed["use_dora"] is (method == "dora") and passed["use_rslora"] is (method == "rslora")

@@ -31,14 +31,16 @@ def tok():
 # ---------------------------------------------------------------- the config entry
 def test_the_writer_has_its_own_config_entry_and_its_name_is_reserved(tmp_path):
     cfg = config.load_profile("smoke")
-    assert cfg["writer"]["examples"] > 0 and cfg["writer"]["adapter"]["method"] == "lora"
+    assert cfg.writer.examples > 0 and cfg.writer.adapter.method == "lora"
+    values = cfg.as_dict()
     with pytest.raises(io.InputError, match="models.writer.*reserved"):
-        config.check_complete({**cfg, "models": {**cfg["models"], WRITER: cfg["writer"]["adapter"]}}, "x.yaml")
+        config.check_complete({**values, "models": {**values["models"], WRITER: values["writer"]["adapter"]}},
+                              "x.yaml")
     with pytest.raises(io.InputError, match="writer.adapter.*missing r"):
-        config.check_complete({**cfg, "writer": {**cfg["writer"], "adapter": {"method": "lora", "alpha": 2,
-                                                                                "dropout": 0.0}}}, "x.yaml")
-    assert config.load_profile("smoke", overrides={"agents.model_question_share": 0.3})["agents"][
-        "model_question_share"] == 0.3
+        config.check_complete({**values, "writer": {**values["writer"], "adapter": {"method": "lora", "alpha": 2,
+                                                                                      "dropout": 0.0}}}, "x.yaml")
+    assert config.load_profile("smoke", overrides={"agents.model_question_share": 0.3}).agents.model_question_share \
+        == 0.3
     with pytest.raises(io.InputError, match="agents.model_question_share"):
         config.load_profile("smoke", overrides={"agents.model_question_share": "sometimes"})
 
@@ -46,9 +48,9 @@ def test_the_writer_has_its_own_config_entry_and_its_name_is_reserved(tmp_path):
 def test_the_writer_trains_alone_in_one_chunk_at_its_own_rate_and_length():
     cfg = config.load_profile("cpu", overrides={"writer.lr": 3.0e-4, "writer.max_seq_len": 300})
     prof = own_adapter.own_adapter_profile(cfg, config.WRITER)
-    assert prof["models"] == {WRITER: cfg["writer"]["adapter"]} and prof["curriculum"]["chunks"] == 1
-    assert prof["train"]["lr_start"] == prof["train"]["lr_end"] == 3.0e-4 and prof["model"]["max_seq_len"] == 300
-    assert prof["train"]["batch_size"] == cfg["train"]["batch_size"] and cfg["models"] != prof["models"]
+    assert prof.models == {WRITER: cfg.writer.adapter} and prof.curriculum.chunks == 1
+    assert prof.train.lr_start == prof.train.lr_end == 3.0e-4 and prof.model.max_seq_len == 300
+    assert prof.train.batch_size == cfg.train.batch_size and cfg.models != prof.models
 
 
 def test_the_writer_chats_are_built_over_the_q_agents_families(tmp_path, monkeypatch):
@@ -112,21 +114,21 @@ def test_the_share_is_what_the_measurement_justifies(base, trained, share, why):
 def test_auto_reads_the_runs_measurement_and_a_number_is_kept(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
     cfg = config.load_profile("smoke", "auto")
-    assert cfg["agents"]["model_question_share"] == "auto" and build.agents_cfg(cfg)["model_question_share"] == 0.0
+    assert cfg.agents.model_question_share == "auto" and build.agents_cfg(cfg).model_question_share == 0.0
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
-    measured = {"base": {"proven_share": 0.0}, WRITER: {"proven_share": 0.75}, "params": {"writer": cfg["writer"]}}
+    measured = {"base": {"proven_share": 0.0}, WRITER: {"proven_share": 0.75}, "params": {"writer": config.as_dict(cfg.writer)}}
     measured.update(zip(("justified_share", "why"), writer_measure.justified_share(measured)))  # the stage's decision
     io.write_json(lay.writer_report, measured)
     share, why = build.measured_share(cfg)
     assert share == 0.0 and "adapter is missing" in why  # a measurement of a writer that is not there earns nothing
     _fake_adapter(lay.adapter_dir(WRITER))
-    assert build.agents_cfg(cfg)["model_question_share"] == 1.0
-    io.write_json(lay.writer_report, {**measured, "params": {"writer": {**cfg["writer"], "examples": 7}}})
+    assert build.agents_cfg(cfg).model_question_share == 1.0
+    io.write_json(lay.writer_report, {**measured, "params": {"writer": {**config.as_dict(cfg.writer), "examples": 7}}})
     share, why = build.measured_share(cfg)
     assert share == 0.0 and "other writer settings" in why
     io.write_json(lay.writer_report, measured)
-    assert build.agents_cfg(cfg, model_question_share=0.2)["model_question_share"] == 0.2
+    assert build.agents_cfg(cfg, model_question_share=0.2).model_question_share == 0.2
     assert build.measured_share(config.load_profile("smoke", "auto", {"agents.model_question_share": 0.4}))[
         0] == 0.4
 

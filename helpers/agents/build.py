@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 from helpers import config, io
@@ -16,28 +17,27 @@ from helpers.layout import RunLayout
 from helpers.models.members import missing_adapter_files
 
 
-def agents_cfg(cfg: dict, **overrides: Any) -> dict:
-    """cfg["agents"] (every key from configs/base.yaml) with every non-None override laid over it, checked;
-    model_question_share "auto" resolved from the run's writer measurement (measured_share), answer_mode "auto" from
-    its reasoner measurement (measured_mode)."""
-    given = {k: v for k, v in overrides.items() if v is not None}
-    acfg = {**cfg["agents"], **config.check_section(given, config.SCHEMA["agents"], "agent parameters")}
-    if acfg["model_question_share"] == "auto":
-        acfg["model_question_share"] = measured_share({**cfg, "agents": acfg})[0]
-    if acfg["answer_mode"] == "auto":
-        acfg["answer_mode"] = measured_mode({**cfg, "agents": acfg})[0]
-    return acfg
+def agents_cfg(cfg: config.Profile, **params: Any) -> config.AgentsSettings:
+    """cfg.agents with every non-None notebook parameter laid over it, checked; model_question_share "auto" resolved
+    from the run's writer measurement (measured_share), answer_mode "auto" from its reasoner measurement
+    (measured_mode)."""
+    given = {f"agents.{key}": value for key, value in params.items() if value is not None}
+    cfg = config.with_overrides(cfg, given, where="agent parameters")
+    agents = cfg.agents
+    if agents.model_question_share == "auto":
+        agents = replace(agents, model_question_share=measured_share(cfg)[0])
+    if agents.answer_mode == "auto":
+        agents = replace(agents, answer_mode=measured_mode(cfg)[0])
+    return agents
 
 
-def measured_share(cfg: dict) -> tuple[float, str]:
+def measured_share(cfg: config.Profile) -> tuple[float, str]:
     """agents.model_question_share resolved for a run: the number set, or for "auto" the share the writer's stage wrote
     into agents/writer.json (helpers.agents.stages.writer_train), trusted only while the writer it measured is there
     and the profile's writer settings are the measured ones."""
-    share = cfg["agents"]["model_question_share"]
+    share = cfg.agents.model_question_share
     if share != "auto":
         return float(share), "set in the profile"
-    if "run" not in cfg:
-        return 0.0, "no run to read a writer measurement from"
     path = RunLayout.of(cfg).writer_report
     if not path.exists():
         return 0.0, "no trained writer was measured (writer.examples 0, or notebook 08 not run for this run)"
@@ -45,21 +45,19 @@ def measured_share(cfg: dict) -> tuple[float, str]:
     missing = missing_adapter_files(cfg, WRITER)
     if missing:
         return 0.0, f"the measured writer's adapter is missing ({missing[0]})"
-    if (report.get("params") or {}).get("writer") not in (None, cfg["writer"]):
+    if (report.get("params") or {}).get("writer") not in (None, config.as_dict(cfg.writer)):
         return 0.0, f"{path.name} measured other writer settings than the profile's: run notebook 08 again"
     share = float(report["justified_share"])
     return share, report["why"].removeprefix(f"model_question_share {share:g}: ")  # the stage's reason, bare
 
 
-def measured_mode(cfg: dict) -> tuple[str, str]:
+def measured_mode(cfg: config.Profile) -> tuple[str, str]:
     """agents.answer_mode resolved for a run: the mode set, or for "auto" the mode the reasoner's stage wrote into
     agents/reasoner.json (helpers.agents.stages.reasoner_train), trusted only while the measured reasoner adapter is
     there and every setting the measurement recorded (the reasoner's, the answer budget's) is still the profile's."""
-    mode = cfg["agents"]["answer_mode"]
+    mode = cfg.agents.answer_mode
     if mode != "auto":
         return mode, "set in the profile"
-    if "run" not in cfg:
-        return "letter", "no run to read a reasoner measurement from"
     path = RunLayout.of(cfg).reasoner_report
     if not path.exists():
         return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
@@ -74,11 +72,11 @@ def measured_mode(cfg: dict) -> tuple[str, str]:
     return mode, report["why"].removeprefix(f"answer_mode {mode}: ")  # the stage's reason, bare
 
 
-def _still_the_profiles(measured: dict, cfg: dict) -> bool:
+def _still_the_profiles(measured: dict, cfg: config.Profile) -> bool:
     """Whether the reasoner section and every answer-budget key a measurement recorded equal the profile's."""
     budget = measured.get("agents")
-    return (measured.get("reasoner") == cfg["reasoner"] and isinstance(budget, dict)
-            and budget == {k: v for k, v in cfg["agents"].items() if k in budget})
+    return (measured.get("reasoner") == config.as_dict(cfg.reasoner) and isinstance(budget, dict)
+            and budget == {k: v for k, v in config.as_dict(cfg.agents).items() if k in budget})
 
 
 def writer_member(info: dict, sel: dict) -> str:
@@ -86,12 +84,13 @@ def writer_member(info: dict, sel: dict) -> str:
     return WRITER if WRITER in info.get("members", ()) else sel["best_member"]
 
 
-def selection(cfg: dict) -> dict:
+def selection(cfg: config.Profile) -> dict:
     """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback."""
-    return pred.choose_members(RunLayout.of(cfg), list(cfg.get("models") or {}))
+    return pred.choose_members(RunLayout.of(cfg), list(cfg.models))
 
 
-def load_team_model(cfg: dict, names: Sequence[str], recommendation: dict | None = None) -> tuple[Any, Any, dict]:
+def load_team_model(cfg: config.Profile, names: Sequence[str],
+                    recommendation: dict | None = None) -> tuple[Any, Any, dict]:
     """The base model once with every named adapter attached ("base" = adapters off), for inference."""
     from helpers import env
     from helpers.models import members
@@ -100,56 +99,56 @@ def load_team_model(cfg: dict, names: Sequence[str], recommendation: dict | None
     return members.load_members(cfg, list(dict.fromkeys(names)), recommendation, skip_missing=True)
 
 
-def load_tokenizer(cfg: dict) -> Any:
+def load_tokenizer(cfg: config.Profile) -> Any:
     """The base model's tokenizer alone (the Q-agent's puzzles need no model weights)."""
     from helpers.models import load_tokenizer as load
-    return load(cfg["model"]["base"], cfg["model"])
+    return load(cfg.model.base, cfg.model)
 
 
-def answer_agent(model: Any, tokenizer: Any, sel: dict, acfg: dict, *, name: str = "kit",
+def answer_agent(model: Any, tokenizer: Any, sel: dict, agents: config.AgentsSettings, *, name: str = "kit",
                  mode: str | None = None) -> AnswerAgent:
     """An A-agent on an already loaded model: letter scoring with the selection's members, or (mode "reason", by
-    default acfg["answer_mode"]) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
-    mode = mode or acfg["answer_mode"]
+    default agents.answer_mode) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
+    mode = mode or agents.answer_mode
     p, reasoner = None, None
     if mode == "reason":
         if REASONER not in getattr(model, "peft_config", {}):
             raise ValueError(f"answer_mode reason needs the {REASONER!r} adapter loaded (notebook 08 trains it)")
-        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=acfg["reason_max_tokens"])
+        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=agents.reason_max_tokens)
     else:
         p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
-                                 method=sel.get("method", "soft"), batch_size=acfg["answer_chunk_size"])
-    return AnswerAgent(p, tokenizer, time_limit_s=acfg["answer_time_limit_s"], margin=acfg["time_margin"],
-                       chunk_size=acfg["answer_chunk_size"], name=name, reasoner=reasoner)
+                                 method=sel.get("method", "soft"), batch_size=agents.answer_chunk_size)
+    return AnswerAgent(p, tokenizer, time_limit_s=agents.answer_time_limit_s, margin=agents.time_margin,
+                       chunk_size=agents.answer_chunk_size, name=name, reasoner=reasoner)
 
 
-def question_agent(tokenizer: Any, topics: dict, acfg: dict, *, seed: int, name: str = "kit", model: Any = None,
-                   member: str = pred.BASE, checker: AnswerAgent | None = None,
+def question_agent(tokenizer: Any, topics: dict, agents: config.AgentsSettings, *, seed: int, name: str = "kit",
+                   model: Any = None, member: str = pred.BASE, checker: AnswerAgent | None = None,
                    bank: Sequence[dict] | None = None) -> QuestionAgent:
     """A Q-agent: puzzles always; a model writer too when a model is given and the share is above 0."""
     writer = None
-    share = acfg["model_question_share"]
+    share = agents.model_question_share
     if model is not None and share > 0:
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
-                             max_failures=acfg["writer_max_failures"],
-                             candidates=acfg["writer_candidates"])
-    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=acfg["question_time_limit_s"],
-                         margin=acfg["time_margin"], levels=acfg["puzzle_levels"], kinds=acfg["puzzle_kinds"],
-                         candidates=acfg["puzzle_candidates"], writer=writer,
+                             max_failures=agents.writer_max_failures,
+                             candidates=agents.writer_candidates)
+    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=agents.question_time_limit_s,
+                         margin=agents.time_margin, levels=agents.puzzle_levels, kinds=agents.puzzle_kinds,
+                         candidates=agents.puzzle_candidates, writer=writer,
                          model_share=share, bank=bank, name=name)
 
 
-def read_topics(cfg: dict, topics_file: str | None = None) -> dict:
+def read_topics(cfg: config.Profile, topics_file: str | None = None) -> dict:
     """The topics file named by the argument or the profile (relative paths from the project root)."""
-    return topics_mod.read_topics(config.resolve_path(topics_file or agents_cfg(cfg)["topics_file"]))
+    return topics_mod.read_topics(config.resolve_path(topics_file or cfg.agents.topics_file))
 
 
-def kit_answer_agent(cfg: dict) -> tuple[AnswerAgent, dict]:
+def kit_answer_agent(cfg: config.Profile) -> tuple[AnswerAgent, dict]:
     """(A-agent, selection) for a run: loads the base and the chosen members."""
-    sel, acfg = selection(cfg), agents_cfg(cfg)
-    model, tok, info = load_team_model(cfg, sel["members"] + ([REASONER] if acfg["answer_mode"] == "reason" else []))
+    sel, agents = selection(cfg), agents_cfg(cfg)
+    model, tok, info = load_team_model(cfg, sel["members"] + ([REASONER] if agents.answer_mode == "reason" else []))
     sel = loaded_selection(sel, info)
-    return answer_agent(model, tok, sel, acfg), {**sel, "answer_mode": acfg["answer_mode"]}
+    return answer_agent(model, tok, sel, agents), {**sel, "answer_mode": agents.answer_mode}
 
 
 def loaded_selection(sel: dict, info: dict) -> dict:
@@ -160,18 +159,18 @@ def loaded_selection(sel: dict, info: dict) -> dict:
     return {**sel, "members": members, "weights": weights, "best_member": best, "skipped": info.get("skipped", {})}
 
 
-def kit_question_agent(cfg: dict, *, topics_file: str | None = None, model_share: float | None = None,
+def kit_question_agent(cfg: config.Profile, *, topics_file: str | None = None, model_share: float | None = None,
                        seed: int | None = None) -> tuple[QuestionAgent, dict]:
     """(Q-agent, build info): tokenizer only for puzzles; the model and the A-agent as checker for a share > 0."""
-    acfg = agents_cfg(cfg, model_question_share=model_share)
+    agents = agents_cfg(cfg, model_question_share=model_share)
     topics = read_topics(cfg, topics_file)
-    seed = cfg["seed"] if seed is None else seed
-    if acfg["model_question_share"] <= 0:
-        return question_agent(load_tokenizer(cfg), topics, acfg, seed=seed), {"model": None, "topics": topics}
+    seed = cfg.seed if seed is None else seed
+    if agents.model_question_share <= 0:
+        return question_agent(load_tokenizer(cfg), topics, agents, seed=seed), {"model": None, "topics": topics}
     sel = selection(cfg)
     model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"], WRITER])
     sel = loaded_selection(sel, info)
     writer = writer_member(info, sel)
-    checker = answer_agent(model, tok, sel, acfg, name="checker", mode="letter")
-    agent = question_agent(tok, topics, acfg, seed=seed, model=model, member=writer, checker=checker)
+    checker = answer_agent(model, tok, sel, agents, name="checker", mode="letter")
+    agent = question_agent(tok, topics, agents, seed=seed, model=model, member=writer, checker=checker)
     return agent, {"model": writer, "selection": sel, "topics": topics}

@@ -6,9 +6,13 @@ Standard library only, so `apply_env` can run before torch is imported.
 from __future__ import annotations
 
 import os
-from typing import Any, MutableMapping
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, MutableMapping
 
 from helpers.env.rules import BF16_ROCM_GFX, bf16_capable, bnb_usable, get, hw_gfx, unsloth_choice, unsloth_keeps_4bit
+
+if TYPE_CHECKING:  # importing helpers.config needs yaml
+    from helpers.config import ModelSettings
 
 
 def _item(value: Any, reason: str) -> dict:
@@ -36,7 +40,7 @@ def _dtype(facts: dict) -> dict:
     return _item("float32", "CPU: bf16 matmuls are slow on most CPUs and the smoke model is tiny")
 
 
-def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
+def recommend(facts: dict, model: ModelSettings | None = None) -> dict:
     """Settings for this machine, each {'value', 'reason'}; the profile's "auto" values resolve to these."""
     backend, gpu = facts.get("backend"), facts.get("backend") in ("rocm", "cuda")
     rocm, bnb_ok = backend == "rocm", bnb_usable(facts)
@@ -82,7 +86,7 @@ def recommend(facts: dict, profile_model_cfg: dict | None = None) -> dict:
         _item(False, "no GPU memory to save; recomputing activations would only cost time"),
         "env": _recommend_env(facts),
     }
-    for key, value in (profile_model_cfg or {}).items():
+    for key, value in (asdict(model) if model is not None else {}).items():
         if key in rec and isinstance(rec[key], dict) and value != "auto" and value != rec[key].get("value"):
             rec[key]["profile"] = value
             rec[key]["reason"] += f" (the profile sets {value!r}, which wins)"

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helpers.env.facts import collect_facts
 from helpers.env.recommend import recommend
 from helpers.env.rules import summarize
 from helpers.io import read_json, stamp, write_json
 
+if TYPE_CHECKING:  # importing helpers.config needs yaml
+    from helpers.config import Profile
 
-def read_recommendation(cfg: dict) -> dict:
+
+def read_recommendation(cfg: Profile) -> dict:
     """The run's recommended settings: env.json's from notebook 00 when present, else a fresh check of this machine."""
     from helpers.layout import RunLayout
     saved = RunLayout.of(cfg).env
@@ -19,7 +23,7 @@ def read_recommendation(cfg: dict) -> dict:
         rec = read_json(saved).get("recommendation")
         if isinstance(rec, dict):
             return rec
-    return recommend(collect_facts(hf_budget_s=2.0), cfg["model"])
+    return recommend(collect_facts(hf_budget_s=2.0), cfg.model)
 
 
 def write_env_report(path: str | os.PathLike, facts: dict, checks: list[dict], recommendation: dict,

@@ -7,9 +7,12 @@ a failure the seeds hit (MI300X/ROCm 6.2 and MI50/gfx906) or from a trap they de
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from helpers.io import version_tuple  # noqa: F401  (rules and their tests use it from here)
+
+if TYPE_CHECKING:  # importing helpers.config needs yaml; this package imports the standard library only
+    from helpers.config import Profile
 
 SEVERITIES = ("fail", "warn", "info")
 STATUS_ORDER = ("pass", "info", "warn", "fail")
@@ -173,22 +176,17 @@ def _wants_8bit(settings: dict) -> bool:
 
 
 # ---------------------------------------------------------------- settings
-def settings_from_cfg(cfg: dict | None, model_gib: float | None = None) -> dict:
+def settings_from_cfg(cfg: Profile, model_gib: float | None = None) -> dict:
     """Thresholds and requested values for the rules, from a resolved profile (helpers.config.load_profile)."""
-    cfg = cfg or {}
-    env, model, train = cfg.get("env") or {}, cfg.get("model") or {}, cfg.get("train") or {}
-    out = dict(DEFAULT_SETTINGS)
-    out.update({k: env[k] for k in ("min_free_disk_gb", "hf_cache_warn_gb") if env.get(k) is not None})
-    out.update({k: model[k] for k in ("dtype", "load_in_4bit", "use_unsloth") if k in model})
-    if "optim" in train:
-        out["optim"] = train["optim"]
-    out["model_gib"] = model_gib
-    return out
+    return {**DEFAULT_SETTINGS,
+            "min_free_disk_gb": cfg.env.min_free_disk_gb, "hf_cache_warn_gb": cfg.env.hf_cache_warn_gb,
+            "dtype": cfg.model.dtype, "load_in_4bit": cfg.model.load_in_4bit, "use_unsloth": cfg.model.use_unsloth,
+            "optim": cfg.train.optim, "model_gib": model_gib}
 
 
-def normalize_settings(settings: dict | None) -> dict:
-    """Accept a profile (has an 'env'/'model' section), a settings dict, or None."""
-    if settings and any(isinstance(settings.get(k), dict) for k in ("env", "model", "train")):
+def normalize_settings(settings: Profile | dict | None) -> dict:
+    """Accept a profile, a settings dict (keys of DEFAULT_SETTINGS), or None."""
+    if settings is not None and not isinstance(settings, dict):  # a Profile: duck-typed, helpers.config needs yaml
         return settings_from_cfg(settings)
     return {**DEFAULT_SETTINGS, **(settings or {})}
 
@@ -408,7 +406,7 @@ RULES: list[Rule] = [
 ]
 
 
-def evaluate(facts: dict, settings: dict | None = None, rules: list[Rule] | None = None) -> list[dict]:
+def evaluate(facts: dict, settings: Profile | dict | None = None, rules: list[Rule] | None = None) -> list[dict]:
     """Every rule's verdict: status pass, or the rule's severity (fail/warn/info) when it fires."""
     settings = normalize_settings(settings)
     out = []

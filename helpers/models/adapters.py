@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
+from helpers.config import AdapterSpec
 from helpers.io import InputError
 from helpers.models.unsloth_api import call_checked, unsloth_peft_kwargs
 
@@ -20,15 +21,15 @@ def filter_target_modules(module_names: list[str], wanted: list[str]) -> list[st
     return [w for w in wanted if w in leaves]
 
 
-def lora_config_kwargs(spec: dict, target_modules: list[str]) -> dict:
-    """LoraConfig arguments for a profile's model spec (method lora | rslora | dora)."""
-    method = str(spec.get("method", "lora")).lower()
+def lora_config_kwargs(spec: AdapterSpec, target_modules: list[str]) -> dict:
+    """LoraConfig arguments for a profile's adapter (method lora | rslora | dora)."""
+    method = spec.method
     if method not in METHODS:
         raise ValueError(f"adapter method {method!r} is not one of {METHODS}")
-    r, alpha = spec["r"], spec["alpha"]
+    r, alpha = spec.r, spec.alpha
     if r < 1:
         raise ValueError(f"adapter rank r must be >= 1, got {r}")
-    return {"r": r, "lora_alpha": alpha, "lora_dropout": float(spec.get("dropout", 0.0)),
+    return {"r": r, "lora_alpha": alpha, "lora_dropout": spec.dropout,
             "target_modules": list(target_modules), "bias": "none", "task_type": "CAUSAL_LM",
             # rsLoRA scales the update by alpha/sqrt(r) instead of alpha/r (r=128, alpha=256: 22.6 vs 2.0).
             "use_rslora": method == "rslora",
@@ -36,7 +37,7 @@ def lora_config_kwargs(spec: dict, target_modules: list[str]) -> dict:
             "use_dora": method == "dora"}
 
 
-def add_adapter(model: Any, spec: dict, target_modules: list[str], *, backend: str = "transformers",
+def add_adapter(model: Any, spec: AdapterSpec, target_modules: list[str], *, backend: str = "transformers",
                 seed: int = 0, gradient_checkpointing: bool = True) -> Any:
     """Wrap the model in a PeftModel with a LoRA / rsLoRA / DoRA adapter on the target modules that exist."""
     names = [n for n, _ in model.named_modules()]

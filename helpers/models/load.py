@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from helpers.config import ModelSettings, TrainSettings
 from helpers.io import InputError, package_version
 from helpers.models.compat import dtype_kwarg, quiet_progress_if_headless
 from helpers.models.packaged import ensure_packaged_model, is_packaged
@@ -70,13 +71,13 @@ def count_parameters(model: Any) -> tuple[int, int]:
     return trainable, total
 
 
-def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None = None, for_training: bool = True,
-               facts: dict | None = None, train_cfg: dict | None = None, tiny_kwargs: dict | None = None,
+def load_model(base: str | Path, *, model: ModelSettings, recommendation: dict | None = None, for_training: bool = True,
+               facts: dict | None = None, train: TrainSettings | None = None, tiny_kwargs: dict | None = None,
                ) -> tuple[Any, Any, dict]:
     """(model, tokenizer, info): base "tiny" | a packaged model ("smollm2-135m") | hub id | local dir, on the chosen
-    backend with the recommended settings."""
-    settings = resolve_settings(model_cfg, recommendation, train_cfg)
-    backend = choose_backend(facts if facts is not None else recommendation, model_cfg)
+    backend with the profile's `model` settings, "auto" resolved against the recommendation."""
+    settings = resolve_settings(model, recommendation, train)
+    backend = choose_backend(facts if facts is not None else recommendation, model)
     if recommendation:
         from helpers import env
         env.apply_env(recommendation)  # TORCH_COMPILE=0 etc. on ROCm, before torch compiles anything
@@ -88,22 +89,22 @@ def load_model(base: str | Path, *, model_cfg: dict, recommendation: dict | None
     if settings["load_in_4bit_requested"] is True and not settings["load_in_4bit"]:
         info["warnings"].append("load_in_4bit requested but not recommended here (bitsandbytes unusable): 16-bit")
     if backend == "unsloth":
-        model, tokenizer = _load_unsloth(source, settings)
+        net, tokenizer = _load_unsloth(source, settings)
     else:
-        model, tokenizer = _load_transformers(source, settings, for_training)
+        net, tokenizer = _load_transformers(source, settings, for_training)
     import torch
     if for_training and settings["gradient_checkpointing"] and backend != "unsloth":
-        enable_checkpointing(model)  # Unsloth applies its own (unsloth_checkpointing) at load and in add_adapter
-    elif getattr(model, "config", None) is not None:
-        model.config.use_cache = not for_training
+        enable_checkpointing(net)  # Unsloth applies its own (unsloth_checkpointing) at load and in add_adapter
+    elif getattr(net, "config", None) is not None:
+        net.config.use_cache = not for_training
     if not for_training:
-        model.eval()
+        net.eval()
     prepare_tokenizer(tokenizer, for_training=for_training)
-    trainable, total = count_parameters(model)
-    info.update(total_params=total, device=str(next(model.parameters()).device),
-                torch_dtype=str(next(model.parameters()).dtype).replace("torch.", ""),
+    trainable, total = count_parameters(net)
+    info.update(total_params=total, device=str(next(net.parameters()).device),
+                torch_dtype=str(next(net.parameters()).dtype).replace("torch.", ""),
                 transformers=package_version("transformers"), cuda=torch.cuda.is_available())
-    return model, tokenizer, info
+    return net, tokenizer, info
 
 
 def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
@@ -115,12 +116,12 @@ def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
                         "FastLanguageModel.from_pretrained")
 
 
-def load_tokenizer(base: str | Path, model_cfg: dict) -> Any:
+def load_tokenizer(base: str | Path, model: ModelSettings) -> Any:
     """The base model's tokenizer alone, for inference (the Q-agent's puzzles need no weights); remote code as
     load_model decides it (off unless the profile turns it on)."""
     from transformers import AutoTokenizer
     source, _ = resolve_base(base)
-    trust = truthy(model_cfg["trust_remote_code"])
+    trust = truthy(model.trust_remote_code)
     return prepare_tokenizer(AutoTokenizer.from_pretrained(str(source), trust_remote_code=trust), for_training=False)
 
 

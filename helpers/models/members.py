@@ -10,7 +10,7 @@ import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from helpers.config import RESERVED
+from helpers.config import RESERVED, ModelSettings, Profile, TrainSettings
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.models import adapters
@@ -20,14 +20,14 @@ BASE = "base"  # the member name that means "adapters switched off"
 
 
 # ---------------------------------------------------------------- the CPU-thread rule
-def cpu_threads(train_cfg: dict | None, kind: str | None) -> int | None:
+def cpu_threads(train: TrainSettings | None, kind: str | None) -> int | None:
     """Torch threads for a CPU run: train.cpu_threads when set, else 1 for the tiny model, else torch's default.
 
     The tiny model's 128-wide matmuls are too small to split across threads: on 2 cores shared with other work,
     2 torch threads ran 4 s/step against 0.08 s with 1 in training, and scoring ran up to 50x slower.
     """
-    threads = None if train_cfg is None else train_cfg["cpu_threads"]
-    return int(threads) if threads else (1 if kind == "tiny" else None)
+    threads = None if train is None else train.cpu_threads
+    return threads if threads else (1 if kind == "tiny" else None)
 
 
 def apply_cpu_threads(threads: int | None) -> int:
@@ -39,19 +39,19 @@ def apply_cpu_threads(threads: int | None) -> int:
 
 
 # ---------------------------------------------------------------- a run's members
-def missing_adapter_files(cfg: dict, name: str) -> list[Path]:
+def missing_adapter_files(cfg: Profile, name: str) -> list[Path]:
     """The files member `name`'s trained adapter needs that are not there (empty when it can be loaded)."""
     return adapters.missing_adapter_files(RunLayout.of(cfg).adapter_dir(name))
 
 
-def _trained_members(cfg: dict, names: list[str], skip_missing: bool) -> tuple[list[str], dict[str, str]]:
+def _trained_members(cfg: Profile, names: list[str], skip_missing: bool) -> tuple[list[str], dict[str, str]]:
     """The names that can load, and {name: reason} for the missing ones (or InputError without skip_missing)."""
     skipped: dict[str, str] = {}
     wanted = []
     for name in dict.fromkeys(names):
-        if name != BASE and name not in RESERVED and name not in cfg["models"]:
+        if name != BASE and name not in RESERVED and name not in cfg.models:
             raise InputError(None, None, "models", f"{name!r} is not an adapter of the profile "
-                                                   f"(known: {', '.join(cfg['models'])})")
+                                                   f"(known: {', '.join(cfg.models)})")
         missing = [] if name == BASE else missing_adapter_files(cfg, name)
         if missing and not skip_missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained "
@@ -63,7 +63,7 @@ def _trained_members(cfg: dict, names: list[str], skip_missing: bool) -> tuple[l
     return wanted, skipped
 
 
-def load_members(cfg: dict, names: list[str], recommendation: dict | None = None, *,
+def load_members(cfg: Profile, names: list[str], recommendation: dict | None = None, *,
                  skip_missing: bool = False) -> tuple[Any, Any, dict]:
     """The base loaded once, each named adapter attached under its own name ("base" = adapters off).
 
@@ -73,26 +73,26 @@ def load_members(cfg: dict, names: list[str], recommendation: dict | None = None
     wanted, skipped = _trained_members(cfg, names, skip_missing)
     lay = RunLayout.of(cfg)
     adapter_dirs = {name: lay.adapter_dir(name) for name in wanted if name != BASE}
-    model, tokenizer, info = load_with_adapters(cfg["model"]["base"], cfg["model"], adapter_dirs, recommendation,
-                                                train_cfg=cfg["train"])
+    model, tokenizer, info = load_with_adapters(cfg.model.base, cfg.model, adapter_dirs, recommendation,
+                                                train=cfg.train)
     info.update(members=wanted, skipped=skipped)
     return model, tokenizer, info
 
 
-def load_with_adapters(base: str, model_cfg: dict, adapter_dirs: dict[str, str | Path],
-                       recommendation: dict | None = None, *, train_cfg: dict | None = None,
+def load_with_adapters(base: str, model: ModelSettings, adapter_dirs: dict[str, str | Path],
+                       recommendation: dict | None = None, *, train: TrainSettings | None = None,
                        threads: int | None = None) -> tuple[Any, Any, dict]:
     """The base loaded once for inference with each adapter folder attached under its name (safetensors only).
 
-    Torch threads: `threads` when given (an export's config), else the thread rule on `train_cfg`.
+    Torch threads: `threads` when given (an export's config), else the thread rule on `train`.
     """
-    model, tokenizer, info = load_model(base, model_cfg=model_cfg, recommendation=recommendation, for_training=False)
+    net, tokenizer, info = load_model(base, model=model, recommendation=recommendation, for_training=False)
     for name, path in adapter_dirs.items():
-        model = adapters.attach_adapter(model, path, name)  # a missing file names itself
-    model.eval()
-    chosen = threads if threads is not None else cpu_threads(train_cfg, info.get("kind"))
+        net = adapters.attach_adapter(net, path, name)  # a missing file names itself
+    net.eval()
+    chosen = threads if threads is not None else cpu_threads(train, info.get("kind"))
     info.update(members=[BASE] + list(adapter_dirs), torch_threads=apply_cpu_threads(chosen))
-    return model, tokenizer, info
+    return net, tokenizer, info
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.config import ModelSettings, TrainSettings
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16"}
@@ -42,13 +43,13 @@ def _unsloth_possible(env_info: dict | None) -> tuple[bool, str]:
     return truthy(value), "the environment recommendation"
 
 
-def choose_backend(env_info: dict | None, model_cfg: dict) -> str:
+def choose_backend(env_info: dict | None, model: ModelSettings) -> str:
     """'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, else 'transformers'.
 
     env_info is either env.collect_facts() or env.recommend(); pure (never imports anything), so it is
     tested on fabricated facts. An explicit use_unsloth: true that cannot be honoured raises.
     """
-    want = model_cfg["use_unsloth"]
+    want = model.use_unsloth
     if falsy(want):
         return "transformers"
     possible, why = _unsloth_possible(env_info)
@@ -60,29 +61,29 @@ def choose_backend(env_info: dict | None, model_cfg: dict) -> str:
     return "transformers"
 
 
-def resolve_settings(model_cfg: dict, recommendation: dict | None, train_cfg: dict | None = None) -> dict:
+def resolve_settings(model: ModelSettings, recommendation: dict | None, train: TrainSettings | None = None) -> dict:
     """The profile's model settings with every "auto" replaced by the recommendation (or a safe default)."""
     def pick(value: Any, rec_key: str, default: Any) -> Any:
         if value is None or str(value).lower() == "auto":
             value = rec_value(recommendation, rec_key, default)
         return default if value is None else value
 
-    dtype = str(pick(model_cfg["dtype"], "dtype", "float32")).lower()
+    dtype = str(pick(model.dtype, "dtype", "float32")).lower()
     if dtype not in DTYPES:
         raise ValueError(f"model.dtype: {dtype!r} is not one of {sorted(set(DTYPES))} or auto")
-    want_4bit = model_cfg["load_in_4bit"]
+    want_4bit = model.load_in_4bit
     rec_4bit = truthy(rec_value(recommendation, "load_in_4bit", False))
     # 4-bit only when requested (true/auto) AND recommended: bitsandbytes must really work (not on ROCm 6.2).
     load_in_4bit = (not falsy(want_4bit)) and rec_4bit
-    attn = pick(model_cfg["attn_implementation"], "attn_implementation", None)
+    attn = pick(model.attn_implementation, "attn_implementation", None)
     # Without a train section (loading for inference) the optimizer is the recommendation's, as for "auto".
-    optim = pick("auto" if train_cfg is None else train_cfg["optim"], "optim", None)
+    optim = pick("auto" if train is None else train.optim, "optim", None)
     if optim is None:
         optim = rec_value(recommendation, "optimizer", "adamw_torch")
     return {
         "dtype": DTYPES[dtype], "load_in_4bit": bool(load_in_4bit),
         "load_in_4bit_requested": want_4bit, "attn_implementation": attn, "optim": str(optim),
-        "trust_remote_code": truthy(model_cfg["trust_remote_code"]),
-        "gradient_checkpointing": truthy(pick(model_cfg["gradient_checkpointing"], "gradient_checkpointing", True)),
-        "max_seq_len": int(model_cfg["max_seq_len"]),
+        "trust_remote_code": truthy(model.trust_remote_code),
+        "gradient_checkpointing": truthy(pick(model.gradient_checkpointing, "gradient_checkpointing", True)),
+        "max_seq_len": model.max_seq_len,
     }

@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, ValueError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
-    if args.model not in cfg["models"]:
-        print(f"train: no model '{args.model}' in profile {args.profile} (models: {', '.join(cfg['models'])})",
+    if args.model not in cfg.models:
+        print(f"train: no model '{args.model}' in profile {args.profile} (models: {', '.join(cfg.models)})",
               file=sys.stderr)
         return 2
     summary = train_adapter(cfg, args.model, curriculum_path=args.curriculum, out_dir=args.out_dir,

@@ -21,7 +21,7 @@ def live_plot(run: ChunkRun, wanted: bool | None) -> Any:
     """The live loss/memory plot (in a notebook with a bar), fed by the metrics logger; rank 0 reads past lines."""
     from helpers.train.telemetry import LivePlot
     enabled = (run.mode == "bar" and telemetry.in_notebook()) if wanted is None else wanted
-    live = LivePlot(title=f"{run.name} ({run.spec['method']}, r={run.spec['r']})", enabled=enabled)
+    live = LivePlot(title=f"{run.name} ({run.spec.method}, r={run.spec.r})", enabled=enabled)
     run.logger.live = live
     run.logger.records = telemetry.read_metrics(run.metrics_path) if run.main else []
     return live
@@ -32,7 +32,7 @@ def save_chunk(run: ChunkRun, chunk: int, scheduler_state: dict) -> Path:
     import torch
     buffer_state = run.buffer.state_dict()
     estimate = ckpt.estimate_checkpoint_bytes(run.info["trainable_params"], extra_bytes=len(json.dumps(buffer_state)))
-    ckpt.check_disk(run.out_dir, estimate, run.cfg["env"]["min_free_disk_gb"])
+    ckpt.check_disk(run.out_dir, estimate, run.cfg.env.min_free_disk_gb)
 
     def write_files(tmp: Path) -> None:
         run.model.save_pretrained(str(tmp))  # adapter_model.safetensors + adapter_config.json
@@ -41,7 +41,7 @@ def save_chunk(run: ChunkRun, chunk: int, scheduler_state: dict) -> Path:
 
     saved = {**run.state, "chunk": chunk, "replay_buffer": buffer_state, "rng": ckpt.rng_state(),
              "fingerprint": run.fingerprint}
-    return ckpt.save_checkpoint(run.out_dir, chunk, write_files, saved, keep=run.cfg["train"]["keep_checkpoints"])
+    return ckpt.save_checkpoint(run.out_dir, chunk, write_files, saved, keep=run.cfg.train.keep_checkpoints)
 
 
 def save_final_adapter(model: Any, out_dir: Path) -> Path:
@@ -70,13 +70,13 @@ def run_summary(run: ChunkRun, stopped: bool, curriculum_path: Path, t_start: fl
     cfg, info, state, n_chunks = run.cfg, run.info, run.state, len(run.chunks)
     guard = run.answer_only_guard
     records = telemetry.read_metrics(run.metrics_path)
-    train = cfg["train"]
-    params = {"profile": cfg.get("profile"), "run": cfg.get("run"), "model": run.name, **run.fingerprint,
+    train = cfg.train
+    params = {"profile": cfg.profile, "run": cfg.run, "model": run.name, **run.fingerprint,
               "curriculum": str(curriculum_path), "backend": info["backend"], "dtype": info["dtype"],
               "optim": info["optim"], "load_in_4bit": info["load_in_4bit"],
               "attn_implementation": info.get("attn_implementation"), "target_modules_used": info["target_modules"],
               "answer_only_logits": run.answer_only,
-              "effective_batch": train["batch_size"] * train["grad_accum"] * run.world,
+              "effective_batch": train.batch_size * train.grad_accum * run.world,
               "lr_schedule": run.lrs, "replay_schedule": run.ratios,
               "lr_within_chunk": "constant; linear warm-up in chunk 0 only", "adapter": info["adapter"]}
     on_gpu = torch.cuda.is_available()

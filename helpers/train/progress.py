@@ -29,7 +29,7 @@ class Progress:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=len(run.chunks), initial=run.start, desc=f"{name} chunks", unit="chunk")
         if run.mode == "lines" and run.main:
-            print(f"[train {name}] {spec['method']} r={spec['r']} alpha={spec['alpha']}: {len(run.chunks)} chunks, "
+            print(f"[train {name}] {spec.method} r={spec.r} alpha={spec.alpha}: {len(run.chunks)} chunks, "
                   f"{info['trainable_params']:,} trainable of {info['total_params']:,} params, backend "
                   f"{info['backend']}, {info['dtype']}, world {run.world}"
                   + (f"; resuming after chunk {run.resumed_from}" if run.resumed_from is not None else ""), flush=True)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from helpers.config import Profile, TrainSettings
 from helpers.layout import RunLayout
 from helpers.models import release
 from helpers.models.members import apply_cpu_threads, cpu_threads
@@ -35,18 +36,18 @@ from helpers.train.state import ChunkRun, file_sha256, find_checkpoint, restore,
 from helpers.train.world import is_main_process, refuse_fsdp, world_size
 
 
-def chunk_args(cfg: dict, info: dict, *, chunk: int, lr: float, warmup: int, scratch: Path, quiet: bool) -> dict:
+def chunk_args(cfg: Profile, info: dict, *, chunk: int, lr: float, warmup: int, scratch: Path, quiet: bool) -> dict:
     """The TrainingArguments chunk `chunk` asks for: constant lr, seed + chunk, mixed precision only on a GPU."""
     import torch
-    train, seed = cfg["train"], cfg["seed"]
+    train, seed = cfg.train, cfg.seed
     on_gpu = torch.cuda.is_available()
     dtype = info["dtype"]
     return dict(
-        output_dir=str(scratch), per_device_train_batch_size=train["batch_size"],
-        gradient_accumulation_steps=train["grad_accum"], num_train_epochs=train["epochs_per_chunk"],
+        output_dir=str(scratch), per_device_train_batch_size=train.batch_size,
+        gradient_accumulation_steps=train.grad_accum, num_train_epochs=train.epochs_per_chunk,
         learning_rate=lr, lr_scheduler_type="constant_with_warmup" if warmup else "constant",
-        warmup_steps=warmup, weight_decay=train["weight_decay"], max_grad_norm=train["max_grad_norm"],
-        optim=info["optim"], logging_steps=train["logging_steps"], logging_first_step=True,
+        warmup_steps=warmup, weight_decay=train.weight_decay, max_grad_norm=train.max_grad_norm,
+        optim=info["optim"], logging_steps=train.logging_steps, logging_first_step=True,
         save_strategy="no", eval_strategy="no", report_to="none", seed=seed + chunk, data_seed=seed + chunk,
         # Mixed precision only on a GPU and only when the weights are 16-bit (never on CPU).
         bf16=on_gpu and dtype == "bfloat16", fp16=on_gpu and dtype == "float16", use_cpu=not on_gpu,
@@ -56,10 +57,10 @@ def chunk_args(cfg: dict, info: dict, *, chunk: int, lr: float, warmup: int, scr
     # gradient checkpointing is left off here: load_model already enabled it (non-reentrant) on the model
 
 
-def steps_per_epoch(n_examples: int, train: dict, world: int) -> int:
+def steps_per_epoch(n_examples: int, train: TrainSettings, world: int) -> int:
     """Optimizer steps one pass over n_examples takes (batches over all ranks, then gradient accumulation)."""
-    batches = math.ceil(n_examples / (train["batch_size"] * world))
-    return max(1, math.ceil(batches / train["grad_accum"]))
+    batches = math.ceil(n_examples / (train.batch_size * world))
+    return max(1, math.ceil(batches / train.grad_accum))
 
 
 def chunk_trainer(run: ChunkRun, i: int, examples: list) -> tuple[Any, int]:
@@ -67,16 +68,16 @@ def chunk_trainer(run: ChunkRun, i: int, examples: list) -> tuple[Any, int]:
     from helpers.train.data import make_dataset
     from helpers.train.hf import ChunkTrainer, make_training_args, trainer_tokenizer_kwarg
     from helpers.train.telemetry import metrics_callback
-    train, n = run.cfg["train"], len(run.chunks)
-    steps = steps_per_epoch(len(examples), train, run.world) * max(1, math.ceil(train["epochs_per_chunk"]))
-    warmup = min(steps, math.ceil(train["warmup_ratio"] * n * steps)) if i == 0 else 0
+    train, n = run.cfg.train, len(run.chunks)
+    steps = steps_per_epoch(len(examples), train, run.world) * max(1, math.ceil(train.epochs_per_chunk))
+    warmup = min(steps, math.ceil(train.warmup_ratio * n * steps)) if i == 0 else 0
     wanted = chunk_args(run.cfg, run.info, chunk=i, lr=run.lrs[i], warmup=warmup, scratch=run.scratch,
                          quiet=run.mode != "bar" or not run.main)
     args, _ = make_training_args(**wanted)
     trainer = ChunkTrainer(
         model=run.model, args=args, train_dataset=make_dataset(examples), data_collator=run.collator,
         callbacks=[metrics_callback(run.logger), *run.callbacks], token_counter=run.counter,
-        optimizer_state=run.optimizer_state, magnitude_lr_multiplier=run.spec.get("magnitude_lr_multiplier", 1.0),
+        optimizer_state=run.optimizer_state, magnitude_lr_multiplier=run.spec.magnitude_lr_multiplier,
         answer_only_logits=run.answer_only, answer_only_guard=run.answer_only_guard,
         **trainer_tokenizer_kwarg(run.tokenizer))
     if wanted["disable_tqdm"]:
@@ -88,8 +89,8 @@ def chunk_trainer(run: ChunkRun, i: int, examples: list) -> tuple[Any, int]:
 def train_chunk(run: ChunkRun, i: int) -> dict:
     """Mix chunk i with replay, train it, checkpoint it (rank 0); returns its row of the summary's per_chunk."""
     t_chunk = time.time()
-    max_len = run.cfg["model"]["max_seq_len"]
-    mixed = mix_chunk(run.chunks[i], run.buffer, run.ratios[i], run.cfg["seed"] + i)
+    max_len = run.cfg.model.max_seq_len
+    mixed = mix_chunk(run.chunks[i], run.buffer, run.ratios[i], run.cfg.seed + i)
     examples, dropped = build_examples(run.tokenizer, mixed, max_len)
     if not examples:
         raise ValueError(f"chunk {i}: all {len(mixed)} examples exceed model.max_seq_len={max_len}")
@@ -118,11 +119,11 @@ def train_chunk(run: ChunkRun, i: int) -> dict:
     return row
 
 
-def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | None = None,
+def train_adapter(cfg: Profile, name: str, *, curriculum_path: str | os.PathLike | None = None,
                   out_dir: str | os.PathLike | None = None, resume: bool = True, progress: Any = None,
                   callbacks: Iterable[Any] = (), recommendation: dict | None = None, prepared: tuple | None = None,
                   stop_after_chunk: int | None = None, live_plot: bool | None = None) -> dict:
-    """Train adapter `name` (a key of cfg['models']) chunk by chunk; returns the summary (also summary.json).
+    """Train adapter `name` (a key of cfg.models) chunk by chunk; returns the summary (also summary.json).
 
     prepared: (model, tokenizer, info) from prepare_adapter(), to reuse a model already loaded (the caller keeps it);
     without it the model is loaded here and released before returning (the caller may load the next one).
@@ -141,7 +142,7 @@ def train_adapter(cfg: dict, name: str, *, curriculum_path: str | os.PathLike | 
     if info.get("trained") and not found:
         raise ValueError("the prepared model already holds a trained adapter and there is no checkpoint to resume "
                          "from: load a fresh one with prepare_adapter() (notebook section 3) first")
-    apply_cpu_threads(cpu_threads(cfg["train"], info.get("kind")))
+    apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
     run = ChunkRun(cfg, name, chunks, out_dir, fingerprint, model, tokenizer, info, progress_mode(progress),
                tuple(callbacks))
     if found:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import layout
+from helpers.config import Profile, as_dict
 from helpers.models import load_adapter_weights
 from helpers.train import checkpoints as ckpt
 from helpers.train.replay import ReplayBuffer
@@ -21,23 +22,22 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def run_fingerprint(cfg: dict, name: str, curriculum_sha: str, world: int) -> dict:
+def run_fingerprint(cfg: Profile, name: str, curriculum_sha: str, world: int) -> dict:
     """What a checkpoint must share with this run to be resumed (anything else would change the adapter)."""
-    train = cfg["train"]
     keys = ("batch_size", "grad_accum", "epochs_per_chunk", "lr_start", "lr_end", "replay_start", "replay_end",
             "optim", "warmup_ratio", "weight_decay", "max_grad_norm", "target_modules")
     return ckpt.to_jsonable({
-        "model": name, "spec": cfg["models"][name], "base": str(cfg["model"]["base"]),
-        "max_seq_len": cfg["model"]["max_seq_len"], "seed": cfg["seed"],
-        "replay_capacity": cfg["curriculum"]["replay_capacity"], "curriculum_sha256": curriculum_sha,
-        "world_size": world, **{f"train.{k}": train[k] for k in keys}})
+        "model": name, "spec": as_dict(cfg.models[name]), "base": cfg.model.base,
+        "max_seq_len": cfg.model.max_seq_len, "seed": cfg.seed,
+        "replay_capacity": cfg.curriculum.replay_capacity, "curriculum_sha256": curriculum_sha,
+        "world_size": world, **{f"train.{k}": getattr(cfg.train, k) for k in keys}})
 
 
 @dataclass
 class ChunkRun:
     """One adapter's training: what every chunk needs, and what it carries to the next (state, optimizer)."""
 
-    cfg: dict
+    cfg: Profile
     name: str
     chunks: dict
     out_dir: Path
@@ -58,18 +58,18 @@ class ChunkRun:
         from helpers.train.data import make_collator
         from helpers.train.hf import AnswerOnlyGuard, accepts_logits_to_keep
         from helpers.train.telemetry import MetricsLogger, TokenCounter
-        train, n = self.cfg["train"], len(self.chunks)
-        self.spec = self.cfg["models"][self.name]
-        self.buffer = ReplayBuffer(self.cfg["curriculum"]["replay_capacity"], self.cfg["seed"])
-        self.lrs = lr_schedule(n, train["lr_start"], train["lr_end"])
-        self.ratios = replay_schedule(n, train["replay_start"], train["replay_end"])
+        train, n = self.cfg.train, len(self.chunks)
+        self.spec = self.cfg.models[self.name]
+        self.buffer = ReplayBuffer(self.cfg.curriculum.replay_capacity, self.cfg.seed)
+        self.lrs = lr_schedule(n, train.lr_start, train.lr_end)
+        self.ratios = replay_schedule(n, train.replay_start, train.replay_end)
         self.metrics_path = self.out_dir / layout.METRICS
         self.scratch = self.out_dir / f"_trainer-{os.environ.get('RANK', '0')}"
         self.counter = TokenCounter()
         self.logger = MetricsLogger(self.metrics_path, self.counter, world_size=self.world)
         self.collator = make_collator(self.tokenizer)
         # Unsloth computes its own fused loss; any other forward that takes logits_to_keep skips the prompt's logits.
-        self.answer_only = train["answer_only_logits"] and self.info["backend"] != "unsloth" \
+        self.answer_only = train.answer_only_logits and self.info["backend"] != "unsloth" \
             and accepts_logits_to_keep(self.model)
         # The signature is not proof: a patched forward may take logits_to_keep and drop the positions. The guard
         # counts the batches that fell back to the full loss, across chunks.

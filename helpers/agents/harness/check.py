@@ -41,4 +41,4 @@ def check_export(folder: str | Path, topics: dict) -> dict:
              "answer ok": filters.check_answer(a, aagent.tokenizer).ok, "reasoning": a.get("reasoning", "")[:80]}
             for q, ok, a in zip(questions, questions_ok, answers)]
     return {"rows": rows, "question_seconds": q_secs, "answer_seconds": a_secs, "questions": len(texts),
-            "answers": len(a_texts), "answer_mode": aagent.config["agents"]["answer_mode"]}
+            "answers": len(a_texts), "answer_mode": aagent.config["agents"].answer_mode}

@@ -95,7 +95,7 @@ def vendor_helpers(out_dir: Path) -> int:
     return n
 
 
-def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adapters: bool = False,
+def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None, link_adapters: bool = False,
            recommendation: dict | None = None, **agent_overrides) -> dict:
     """Write the harness folder for a run; returns the config written (kit_agent.json)."""
     from helpers import models
@@ -103,9 +103,9 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
     out.mkdir(parents=True, exist_ok=True)
     sel = sel or build.selection(cfg)
     agents = build.agents_cfg(cfg, **agent_overrides)
-    writer = WRITER if agents["model_question_share"] > 0 and not models.missing_adapter_files(
+    writer = WRITER if agents.model_question_share > 0 and not models.missing_adapter_files(
         RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
-    reasoner = REASONER if agents["answer_mode"] == "reason" else None  # the A-agent that reasons needs its adapter
+    reasoner = REASONER if agents.answer_mode == "reason" else None  # the A-agent that reasons needs its adapter
     names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer, reasoner])
              if m]
     adapters = {}
@@ -125,18 +125,18 @@ def export(cfg: dict, out_dir: str | Path, *, sel: dict | None = None, link_adap
         for f in models.ADAPTER_FILES:
             shutil.copy2(src / f, dst / f)
         adapters[name] = f"adapters/{name}"
-    settings = models.resolve_settings(cfg["model"], recommendation)
+    settings = models.resolve_settings(cfg.model, recommendation)
     model_cfg = {"dtype": settings["dtype"], "load_in_4bit": settings["load_in_4bit"],
                  "attn_implementation": settings["attn_implementation"], "trust_remote_code": False,
                  "use_unsloth": False, "gradient_checkpointing": False, "max_seq_len": settings["max_seq_len"]}
-    threads = cpu_threads(cfg.get("train"), "tiny" if cfg["model"]["base"] == "tiny" else None)
-    conf = {"base": resolve_base(cfg["model"]["base"]), "model": model_cfg, "members": list(sel["members"]),
+    threads = cpu_threads(cfg.train, "tiny" if cfg.model.base == "tiny" else None)
+    conf = {"base": resolve_base(cfg.model.base), "model": model_cfg, "members": list(sel["members"]),
             "weights": sel.get("weights"), "method": sel.get("method", "soft"),
             "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "reasoner": reasoner,
             "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
-            "topics": build.read_topics(cfg), "agents": agents,
-            "seed": cfg["seed"], "run": cfg["run"], "profile": cfg.get("profile"),
+            "topics": build.read_topics(cfg), "agents": config.as_dict(agents),
+            "seed": cfg.seed, "run": cfg.run, "profile": cfg.profile,
             # torch threads on a CPU by the rule training and scoring use (helpers.models.members.cpu_threads)
             "cpu_threads": threads,
             **stamp({"link_adapters": link_adapters, **agent_overrides})}

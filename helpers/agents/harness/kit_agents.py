@@ -33,7 +33,8 @@ CONFIG_KEYS = ("base", "model", "members", "weights", "method", "best_member", "
 
 
 def load_export_config(path: str | os.PathLike | None = None) -> tuple[dict, Path]:
-    """(config, its folder): the path given, else $KIT_AGENT_CONFIG; relative adapter paths resolve from the folder."""
+    """(config, its folder): the path given, else $KIT_AGENT_CONFIG; relative adapter paths resolve from the folder.
+    Its `agents` and `model` come back as checked sections (config.AgentsSettings, config.ModelSettings)."""
     path = Path(path or os.environ.get(CONFIG_ENV) or CONFIG_NAME)
     if not path.exists():
         raise InputError(path, None, None,
@@ -42,10 +43,35 @@ def load_export_config(path: str | os.PathLike | None = None) -> tuple[dict, Pat
     for key in CONFIG_KEYS:
         if key not in conf:
             raise InputError(path, None, key, "missing from the exported agent config")
-    for key in config.SCHEMA["agents"]:
-        if key not in conf["agents"]:
-            raise InputError(path, None, f"agents.{key}", "missing from the exported agent config")
-    return conf, path.resolve().parent
+    folder = path.resolve().parent
+    agents = _section(config.AgentsSettings, conf["agents"], path, "agents")
+    for key in ("model_question_share", "answer_mode"):
+        if getattr(agents, key) == "auto":  # the export records what notebook 08 decided, never auto
+            raise InputError(path, None, f"agents.{key}", "auto: export the run again to record the decided value")
+    model = _section(config.ModelSettings, _model_settings(conf, folder), path, "model")
+    return {**conf, "agents": agents, "model": model}, folder
+
+
+def _section(cls: type, values: Any, path: Path, prefix: str) -> Any:
+    """One section of the export, checked: a missing, unknown or bad key names the file and the key."""
+    for key in config.required_keys(cls):
+        if isinstance(values, dict) and key not in values:
+            raise InputError(path, None, f"{prefix}.{key}", "missing from the exported agent config")
+    return config.section_from_dict(cls, values, path, prefix)
+
+
+def _model_settings(conf: dict, folder: Path) -> Any:
+    """The export's resolved model settings with its base (a relative base resolved from the folder)."""
+    if not isinstance(conf["model"], dict):
+        return conf["model"]  # _section names the bad section
+    base = conf["base"]
+    if not Path(base).is_absolute() and (folder / base).exists():
+        base = str(folder / base)
+    values = {**conf["model"], "base": base}
+    if "attn_implementation" in values and values["attn_implementation"] is None:
+        # None: no recommendation chose one at export time; loaded here without one, auto means the same
+        values["attn_implementation"] = "auto"
+    return values
 
 
 def _adapter_paths(conf: dict, folder: Path, names: list[str]) -> dict[str, str]:
@@ -62,19 +88,14 @@ def _adapter_paths(conf: dict, folder: Path, names: list[str]) -> dict[str, str]
 
 
 def _load(conf: dict, folder: Path, names: list[str]) -> tuple[Any, Any, dict]:
-    base = conf["base"]
-    if not Path(base).is_absolute() and (folder / base).exists():
-        base = str(folder / base)
-    return members.load_with_adapters(base, conf["model"], _adapter_paths(conf, folder, names),
+    model = conf["model"]
+    return members.load_with_adapters(model.base, model, _adapter_paths(conf, folder, names),
                                       threads=conf["cpu_threads"])
 
 
-def _load_tokenizer(conf: dict, folder: Path) -> Any:
+def _load_tokenizer(conf: dict) -> Any:
     from helpers.models import load_tokenizer
-    base = conf["base"]
-    if not Path(base).is_absolute() and (folder / base).exists():
-        base = str(folder / base)
-    return load_tokenizer(base, conf["model"])
+    return load_tokenizer(conf["model"].base, conf["model"])
 
 
 def _reply(message: Any, texts: list[str], tokenizer: Any, t0: float) -> tuple[Any, int, float]:
@@ -93,8 +114,8 @@ class KitQAgent:
     def __init__(self, **kwargs: Any):
         conf, folder = load_export_config(kwargs.get("config"))
         self.config = conf
-        acfg = build.agents_cfg({"agents": conf["agents"]})
-        share = acfg["model_question_share"]
+        agents = conf["agents"]
+        share = agents.model_question_share
         self.model = None
         checker, member = None, pred.BASE
         if share > 0:
@@ -102,10 +123,10 @@ class KitQAgent:
             member = conf["writer"] or best  # the trained question writer when the export holds it
             self.model, self.tokenizer, _ = _load(conf, folder, list(dict.fromkeys(conf["members"] + [best, member])))
             sel = {"members": conf["members"], "weights": conf["weights"], "method": conf["method"]}
-            checker = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="checker", mode="letter")
+            checker = build.answer_agent(self.model, self.tokenizer, sel, agents, name="checker", mode="letter")
         else:
-            self.tokenizer = _load_tokenizer(conf, folder)
-        self.agent = build.question_agent(self.tokenizer, conf["topics"], acfg, seed=int(conf["seed"]),
+            self.tokenizer = _load_tokenizer(conf)
+        self.agent = build.question_agent(self.tokenizer, conf["topics"], agents, seed=int(conf["seed"]),
                                           model=self.model, member=member, checker=checker)
 
     def generate_response(self, message: str | list[str], system_prompt: str | None = None,
@@ -128,12 +149,11 @@ class KitAAgent:
     def __init__(self, **kwargs: Any):
         conf, folder = load_export_config(kwargs.get("config"))
         self.config = conf
-        acfg = build.agents_cfg({"agents": conf["agents"]})
         self.model, self.tokenizer, info = _load(conf, folder, list(conf["members"]) + ([conf["reasoner"]]
                                                                                      if conf["reasoner"] else []))
         sel = build.loaded_selection({"members": conf["members"], "weights": conf["weights"],
                                       "method": conf["method"], "best_member": conf["best_member"]}, info)
-        self.agent = build.answer_agent(self.model, self.tokenizer, sel, acfg, name="kit")
+        self.agent = build.answer_agent(self.model, self.tokenizer, sel, conf["agents"], name="kit")
 
     def generate_response(self, message: str | list[str], system_prompt: str | None = None,
                           **kwargs: Any) -> tuple[str | list[str], int | None, float | None]:

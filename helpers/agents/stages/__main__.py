@@ -29,14 +29,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def run_writer(cfg: dict, rec: dict) -> str:
+def run_writer(cfg: config.Profile, rec: dict) -> str:
     """Train the profile's writer, measure it against the base; what the measurement says."""
     summary = writer_train.train(cfg, recommendation=rec, progress="lines")
     print(f"[writer] trained: loss {summary['first_loss']} -> {summary['last_loss']}, {summary['wall_seconds']:.0f}s")
     return writer_measure.describe(writer_train.measure_run(cfg, recommendation=rec))
 
 
-def run_reasoner(cfg: dict, rec: dict, *, measure_only: bool) -> str:
+def run_reasoner(cfg: config.Profile, rec: dict, *, measure_only: bool) -> str:
     """Train the profile's reasoner (unless measure_only), measure it against letter scoring; what that says."""
     if not measure_only:
         s = reasoner_train.train(cfg, recommendation=rec, progress="lines")

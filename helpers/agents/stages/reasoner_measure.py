@@ -13,7 +13,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any, Sequence
 
-from helpers import filters, puzzles
+from helpers import config, filters, puzzles
 from helpers.agents import timing
 from helpers.agents.answer import run_answers
 from helpers.agents.reasoner import STOPS
@@ -28,10 +28,10 @@ MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-
 MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens")
 
 
-def measured_settings(cfg: dict) -> dict:
+def measured_settings(cfg: config.Profile) -> dict:
     """What a measurement depends on besides the model: the reasoner's settings and the answer budget's (recorded in
     agents/reasoner.json; helpers.agents.build trusts its decision only while the profile still has them)."""
-    return {"reasoner": cfg["reasoner"], "agents": {k: cfg["agents"][k] for k in MEASURED_AGENTS}}
+    return {"reasoner": config.as_dict(cfg.reasoner), "agents": {k: getattr(cfg.agents, k) for k in MEASURED_AGENTS}}
 
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:

@@ -9,10 +9,11 @@ agents/reasoner.json for helpers.agents.build to read. Notebook 08 runs it; so c
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from helpers import io
+from helpers import config, io
 from helpers.agents import build
 from helpers.agents.stages import reasoner_data, reasoner_measure
 from helpers.agents.stages.own_adapter import train_own_adapter, write_chats
@@ -21,22 +22,23 @@ from helpers.io import stamp
 from helpers.layout import RunLayout
 
 
-def build_data(cfg: dict) -> Path:
+def build_data(cfg: config.Profile) -> Path:
     """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels."""
     return write_chats(cfg, REASONER, RunLayout.of(cfg).reasoner_data, lambda n: reasoner_data.reasoner_records(
-        n, seed=cfg["seed"], kinds=cfg["agents"]["puzzle_kinds"], levels=cfg["reasoner"]["levels"]))
+        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels))
 
 
-def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:
+def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: Any = None,
+          resume: bool = True) -> dict:
     """Build the chats and train the reasoner's adapter (resumable like the others); returns its training summary."""
     return train_own_adapter(cfg, REASONER, build_data(cfg), recommendation=recommendation, progress=progress,
                              resume=resume)
 
 
-def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
+def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
                 recommendation: dict | None = None) -> dict:
     """Letter-only (the A-agent's selection) against reasoning (the reasoner) on reasoner.measure held-out puzzles, on
-    cfg["agents"]'s budget; writes agents/reasoner.json (the mode it justifies and the settings it measured) and
+    cfg.agents's budget; writes agents/reasoner.json (the mode it justifies and the settings it measured) and
     returns it. model/tokenizer/sel: a team model already holding the selection's members and the reasoner (else
     loaded)."""
     if model is None:
@@ -47,10 +49,10 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, sel: dic
         raise io.InputError(RunLayout.of(cfg).adapter_dir(REASONER), None, None,
                             "missing: the reasoner is not trained (notebook 08 section 4, or "
                             "`python -m helpers.agents.stages reasoner`)")
-    acfg = {**cfg["agents"], "model_question_share": 0.0}
-    questions = reasoner_measure.held_out(cfg["reasoner"]["measure"], seed=cfg["seed"],
-                                          kinds=acfg["puzzle_kinds"], levels=cfg["reasoner"]["levels"])
-    report = {mode: reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, acfg, mode=mode), questions)
+    agents = replace(cfg.agents, model_question_share=0.0)
+    questions = reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed,
+                                          kinds=agents.puzzle_kinds, levels=cfg.reasoner.levels)
+    report = {mode: reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, agents, mode=mode), questions)
               for mode in reasoner_measure.MODES}
     mode, why = reasoner_measure.justified_mode(report)
     report.update(justified_mode=mode, why=f"answer_mode {mode}: {why}", letter_members=sel["members"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from helpers import io
+from helpers import config, io
 from helpers.agents import build, timing
 from helpers.agents.stages import writer_data, writer_measure
 from helpers.agents.stages.own_adapter import train_own_adapter, write_chats
@@ -22,24 +22,24 @@ from helpers.layout import RunLayout
 from helpers.models.members import BASE
 
 
-def build_data(cfg: dict) -> Path:
+def build_data(cfg: config.Profile) -> Path:
     """runs/<run>/agents/writer_train.jsonl: writer.examples chats over the Q-agent's families x writer.levels x
     letters."""
-    w = cfg["writer"]
     return write_chats(cfg, WRITER, RunLayout.of(cfg).writer_data, lambda n: writer_data.writer_records(
-        n, seed=cfg["seed"], topics=build.read_topics(cfg), kinds=tuple(cfg["agents"]["puzzle_kinds"]),
-        levels=tuple(w["levels"])))
+        n, seed=cfg.seed, topics=build.read_topics(cfg), kinds=tuple(cfg.agents.puzzle_kinds),
+        levels=tuple(cfg.writer.levels)))
 
 
-def train(cfg: dict, *, recommendation: dict | None = None, progress: Any = None, resume: bool = True) -> dict:
+def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: Any = None,
+          resume: bool = True) -> dict:
     """Build the chats and train the writer's adapter (resumable like the others); returns its training summary."""
     return train_own_adapter(cfg, WRITER, build_data(cfg), recommendation=recommendation, progress=progress,
                              resume=resume)
 
 
-def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,
+def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,
                 gen: dict | None = None) -> dict:
-    """Base against trained writer on cfg["writer"]["measure"] requests; writes agents/writer.json and returns it.
+    """Base against trained writer on writer.measure requests; writes agents/writer.json and returns it.
     model/tokenizer: a team model that already holds the writer's adapter (else the base and writer are loaded);
     gen: sampling settings over the writer's defaults (e.g. a lower max_new_tokens)."""
     if model is None:
@@ -47,15 +47,15 @@ def measure_run(cfg: dict, *, model: Any = None, tokenizer: Any = None, recommen
         if WRITER not in info["members"]:
             raise io.InputError(RunLayout.of(cfg).adapter_dir(WRITER), None, None,
                                 f"missing: the question writer is not trained ({info['skipped'].get(WRITER)})")
-    acfg = cfg["agents"]
-    budget = timing.budget(acfg["question_time_limit_s"], acfg["time_margin"])
-    kinds = acfg["puzzle_kinds"]
-    asks = writer_measure.requests(build.read_topics(cfg), cfg["writer"]["measure"], kinds)
-    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg["seed"], kinds,
-                                        acfg["writer_candidates"], gen) for m in (BASE, WRITER)}
+    agents = cfg.agents
+    budget = timing.budget(agents.question_time_limit_s, agents.time_margin)
+    kinds = agents.puzzle_kinds
+    asks = writer_measure.requests(build.read_topics(cfg), cfg.writer.measure, kinds)
+    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg.seed, kinds,
+                                        agents.writer_candidates, gen) for m in (BASE, WRITER)}
     share, why = writer_measure.justified_share(report)
     report.update(budget_s=budget, justified_share=share, why=f"model_question_share {share:g}: {why}")
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
-    io.write_json(lay.writer_report, {**report, **stamp({"writer": cfg["writer"]})})
+    io.write_json(lay.writer_report, {**report, **stamp({"writer": config.as_dict(cfg.writer)})})
     return report
