@@ -2,7 +2,7 @@
 
 Stages talk to each other only through these files, so each name lives here and nowhere else: helpers and
 notebooks ask `RunLayout.of(cfg)` for a path instead of spelling it. `STAGES` is the stage table (which notebook
-reads and writes what); tests/test_layout.py holds it against the README's table.
+reads and writes what); tests/test_structure.py holds it against the README's table.
 
     lay = RunLayout.of(cfg)            # runs/<cfg.run>/ ($KIT_RUNS_DIR honoured)
     lay.val_data                       # runs/<run>/data/val.jsonl
@@ -18,7 +18,7 @@ from helpers import config
 
 # The files inside one adapter's folder (models/<name>/, or train's --out-dir): named here for every reader.
 ADAPTER, METRICS, MODEL_SUMMARY, TRAINING_PLOT = "adapter", "metrics.jsonl", "summary.json", "training.png"
-# The files of the dataset folder (data/, or `python -m helpers.data --out DIR`).
+# The files of the dataset folder (data/, or `python -m helpers.data build --out DIR`).
 TRAIN_DATA, VAL_DATA, DATA_REPORT = "train.jsonl", "val.jsonl", "report.json"
 
 

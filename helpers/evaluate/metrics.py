@@ -18,7 +18,7 @@ COLLAPSE_OVER_KEY = 0.25  # ... and more than this above the key's share of it (
 COLLAPSE_ADVICE = ("its loss can fall while it learns only a letter: halve train.lr_start, keep "
                    "data.balance_letters on, check the loss goes below the uniform-guess line, compare with the base; "
                    "a loss that stays on that line whatever the recipe means the base is too small for the questions "
-                   "(SmolLM2-135M, README): use a larger one")
+                   "(SmolLM2-135M, docs/results.md): use a larger one")
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:

@@ -31,7 +31,7 @@ from helpers.records import RecordError, dedupe_key, letter, make_record, valida
 # seating.world and csp; helpers.puzzles.kinship.kinds: blood relations, built in kinship.pointing, kinship.coded and
 # kinship.gender on the shared kinship.words and kinship.facts).
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
-# Families that build a level-3 puzzle in well under 0.1 s at p95 (README table): the Q-agent falls back on them when
+# Families that build a level-3 puzzle in well under 0.1 s at p95 (docs/results.md, "Puzzles"): the Q-agent falls back on them when
 # a slower family misses its share of the time limit.
 FAST_KINDS = CLASSIC_KINDS + kinship_kinds.KINDS
 KINDS = CLASSIC_KINDS + seating_layouts.KINDS + kinship_kinds.KINDS

@@ -10,7 +10,7 @@ Reproducible: every chunk's Trainer seeds with seed + i (data order, dropout) an
 seed + i, so a run resumed after chunk k ends with the same adapter as an uninterrupted run.
 Under torchrun every rank builds the same mixed chunk; only rank 0 writes checkpoints, metrics and summary.
 FSDP (a model too big for one GPU) is not supported yet (checkpoints would hold one rank's shard): the
-function refuses to run under it; see README, "Multi-GPU".
+function refuses to run under it; see docs/gpu.md, "Several GPUs".
 """
 
 from __future__ import annotations
