@@ -10,13 +10,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers import layout
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-STAGES = {
-    "00": "00_env_check", "01": "01_dataset_build", "02": "02_curriculum",
-    "03": "03_train_model1_lora", "04": "04_train_model2_rslora", "05": "05_train_model3_dora",
-    "06": "06_validate", "07": "07_ensemble", "08": "08_agents",
-}
+STAGES = layout.NOTEBOOKS  # "00" -> "00_env_check", ...: the stage table, named once in helpers/layout.py
 ids = [p.name for p in NOTEBOOKS]
 
 

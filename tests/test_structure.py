@@ -134,7 +134,7 @@ def test_helpers_imports_never_circle():
 
 
 # ---------------------------------------------------------------- the three training notebooks
-TRAINING = ("03_train_model1_lora", "04_train_model2_rslora", "05_train_model3_dora")
+TRAINING = tuple(layout.NOTEBOOKS[n] for n in ("03", "04", "05"))
 
 
 @pytest.mark.parametrize("other", TRAINING[1:])
