@@ -17,7 +17,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      puzzles.kinship (kinship.tree: stated facts; kinship.kinds: pointing chains, coded relations,
                      gender inference, the public face of kinship.pointing, kinship.coded, kinship.gender, on the
                      shared kinship.words and kinship.facts; kinship.parse: a blood-relation text read back),
-                     puzzles.blind (what options give away):
+                     puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
+                     the questions read):
                      the tournament's puzzle generators, each answer proven by a solver
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)

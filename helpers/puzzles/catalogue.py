@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from helpers.puzzles.kinship import kinds as kinship_kinds
 from helpers.puzzles.kinship import tree as family_tree
+from helpers.puzzles.names import NAMES
 from helpers.puzzles.seating import classic as seating_classic
 from helpers.puzzles.seating import layouts as seating_layouts
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
@@ -50,13 +51,6 @@ KIND_MAX_CHARS: dict[str, int] = {}
 MAX_EXPLANATION_WORDS = 100
 MAX_ATTEMPTS = 500
 PER_WORKER = 500  # puzzles per build worker at least (build_workers)
-MALE = ("Adam", "Alan", "Ben", "Carl", "Dan", "David", "Eric", "Frank", "Fred", "Gary", "George", "Harry",
-        "Henry", "Ian", "Jack", "Jake", "James", "John", "Keith", "Luke", "Mark", "Neil", "Oscar", "Paul",
-        "Peter", "Ray", "Roy", "Sean", "Tom", "Victor")
-FEMALE = ("Alice", "Amy", "Anna", "Beth", "Carol", "Clare", "Diana", "Ella", "Emma", "Eve", "Fiona", "Grace",
-          "Hannah", "Helen", "Irene", "Jane", "Julia", "Kate", "Laura", "Lucy", "Mary", "Nina", "Olive", "Paula",
-          "Rose", "Ruth", "Sarah", "Sue", "Tina", "Wendy")
-NAMES = tuple((n, "m") for n in MALE) + tuple((n, "f") for n in FEMALE)
 
 
 def _module(kind: str):
@@ -94,32 +88,44 @@ def official_length(question: str, choices: list[str]) -> int:
     return len(question) + 1 + sum(len(f"{letter(i)}) {c}") for i, c in enumerate(choices))
 
 
+def question_forms(kind: str, level: int) -> tuple[str, ...]:
+    """The question forms a seating kind draws from uniformly at a level (make_puzzle's form=); () for the others."""
+    if _module(kind) is seating_layouts:
+        return seating_layouts.question_forms(kind, level)
+    if _module(kind) is seating_classic:
+        return seating_classic.question_forms(kind == "seating_circular", level)
+    return ()
+
+
 def _build(kind: str, level: int, rng: random.Random, stats: dict,
-           give_up: Callable[[], bool] | None = None) -> dict | None:
+           give_up: Callable[[], bool] | None = None, form: str | None = None) -> dict | None:
     if kind == "family":
         return family_tree.build(rng, list(NAMES), level=level, stats=stats)
     if _module(kind) is kinship_kinds:
         return kinship_kinds.build(rng, list(NAMES), kind=kind, level=level, stats=stats)
     if _module(kind) is seating_layouts:
         return seating_layouts.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats,
-                                          give_up=give_up)
+                                     give_up=give_up, form=form)
     return seating_classic.build(rng, [n for n, _ in NAMES], circular=kind == "seating_circular",
-                                 level=level, stats=stats)
+                                 level=level, stats=stats, form=form)
 
 
 def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: dict, id: str,
-                give_up: Callable[[], bool] | None = None) -> dict:
-    """One verified record of `kind` at `level` whose correct choice sits at index `target`.
+                give_up: Callable[[], bool] | None = None, form: str | None = None) -> dict:
+    """One verified record of `kind` at `level` whose correct choice sits at index `target`; a seating kind asks a
+    question of `form` (one of question_forms(kind, level)), drawn uniformly when not given.
 
     give_up (e.g. a deadline's passed()) is asked before every attempt after the first, and inside the slow
     families' clue search: True raises TimeoutError, so a caller with a time limit never waits long on a family.
     """
     mod = _module(kind)
+    forms = question_forms(kind, level)  # drawn once, so a form rejected more often is not asked less often
+    form = form or (rng.choice(forms) if forms else None)
     for attempt in range(MAX_ATTEMPTS):
         if attempt and give_up is not None and give_up():
             raise TimeoutError(f"gave up on a {kind} puzzle at level {level} after {stats.get('attempts', 0)} attempts")
         stats["attempts"] = stats.get("attempts", 0) + 1
-        built = _build(kind, level, rng, stats, give_up)
+        built = _build(kind, level, rng, stats, give_up, form)
         if built is None:
             continue
         puzzle = dict(built["puzzle"], level=level)

@@ -55,6 +55,9 @@ OPENINGS = (
     ('Introducing {T} to {sp} friends, {S} said, "{stmt}"', False, True, True, ""),
     ('Pointing to {a} in the street, {S} told {sp} friend, "{stmt}"', False, True, False, ""),
     ('Looking at a portrait, {S} told {sp} friend, "{stmt}"', True, True, False, "portrait"),
+    ('Pointing to a picture on the wall, {S} said, "{stmt}"', True, False, False, "picture"),
+    ('Meeting {T} at a wedding, {S} said, "{stmt}"', False, False, True, ""),
+    ('Pointing to a picture on the wall, {S} told {sp} neighbour, "{stmt}"', True, True, False, "picture"),
 )
 # How often a key should be the shortest or the longest option (blind.balanced targets) for each level's keys to be so
 # 1 time in 4 overall: "Son" is always the shortest male word and "Aunt", "Uncle" never the longest, and the levels
@@ -63,7 +66,7 @@ OPENINGS = (
 # = 1/4. Without them the shortest rule got 30% and the longest 21% over the three levels (2,400 puzzles).
 LENGTH_TARGETS = {1: {"shortest": 0.228, "longest": 0.280}, 2: {"shortest": 0.174, "longest": 0.325},
                   3: {"shortest": 0.156, "longest": 0.266}}
-WITH_PRONOUN = {0: 2, 1: 7, 3: 5, 4: 6}  # the same scene with the speaker's gender said ("his friend")
+WITH_PRONOUN = {0: 2, 1: 7, 3: 5, 4: 6, 8: 10}  # the same scene with the speaker's gender said ("his friend")
 
 
 class Reading:

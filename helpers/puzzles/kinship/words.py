@@ -29,7 +29,7 @@ NEAR = {**fam.NEAR, "self": ("sibling", "child", "parent", "cousin"),
         "sibling": ("self", "cousin", "sibling-in-law", "nephew"),
         "spouse": ("sibling-in-law", "sibling", "child-in-law", "cousin")}
 NEAR_WEIGHT = 3.0  # a nearby relation is this much likelier a distractor than any other word (plausible traps)
-ASK = ("How is {x} related to {y}?", "What is {x} to {y}?", "What relation is {x} to {y}?")
+ASK = fam.ASK  # the relation question's wordings, shared with the stated-facts family
 GENS = {1: 3, 2: 3, 3: 4}  # hidden-tree generations: level 3 reaches great-grandparents
 
 
