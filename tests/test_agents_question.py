@@ -73,7 +73,7 @@ def test_a_slow_family_falls_back_to_a_fast_one_of_the_topic_inside_the_budget(t
     share of the time and a fast family of the same topic answers, counted."""
     from helpers.puzzles.seating import layouts as arrangements
 
-    def endless(rng, names, *, kind, level, stats, give_up=None):
+    def endless(rng, names, *, kind, level, stats, give_up=None, form=None):
         while not give_up():
             time.sleep(0.005)
         raise TimeoutError("a clue search stopped by its deadline")
