@@ -387,10 +387,11 @@ def with_overrides(cfg: Profile, overrides: dict, where: str = "overrides") -> P
     return build(Profile, values)
 
 
-def with_params(cfg: Profile, section_name: str, **params: Any) -> Profile:
-    """A new Profile with every non-None notebook parameter laid over `section_name` (checked as an override)."""
+def with_params(cfg: Profile, section_name: str, *, where: str = "notebook parameters", **params: Any) -> Profile:
+    """A new Profile with every non-None parameter laid over `section_name`, checked as an override (an error names
+    `where`: a notebook's parameters, an agent's)."""
     given = {f"{section_name}.{key}": value for key, value in params.items() if value is not None}
-    return with_overrides(cfg, given, where="notebook parameters")
+    return with_overrides(cfg, given, where=where)
 
 
 def resolve_path(value: str | os.PathLike) -> Path:

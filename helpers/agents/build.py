@@ -21,8 +21,7 @@ def agents_cfg(cfg: config.Profile, **params: Any) -> config.AgentsSettings:
     """cfg.agents with every non-None notebook parameter laid over it, checked; model_question_share "auto" resolved
     from the run's writer measurement (measured_share), answer_mode "auto" from its reasoner measurement
     (measured_mode)."""
-    given = {f"agents.{key}": value for key, value in params.items() if value is not None}
-    cfg = config.with_overrides(cfg, given, where="agent parameters")
+    cfg = config.with_params(cfg, "agents", where="agent parameters", **params)
     agents = cfg.agents
     if agents.model_question_share == "auto":
         agents = replace(agents, model_question_share=measured_share(cfg)[0])

@@ -14,7 +14,6 @@ from helpers.io import version_tuple  # noqa: F401  (rules and their tests use i
 if TYPE_CHECKING:  # importing helpers.config needs yaml; this package imports the standard library only
     from helpers.config import Profile
 
-SEVERITIES = ("fail", "warn", "info")
 STATUS_ORDER = ("pass", "info", "warn", "fail")
 
 # Data-centre AMD GPUs the ROCm runtime supports natively (MI200, MI300X/A, MI325X, MI355X):

@@ -126,8 +126,9 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
             shutil.copy2(src / f, dst / f)
         adapters[name] = f"adapters/{name}"
     settings = models.resolve_settings(cfg.model, recommendation)
+    # attn_implementation None: no recommendation chose one; the loader given "auto" without one does the same
     model_cfg = {"dtype": settings["dtype"], "load_in_4bit": settings["load_in_4bit"],
-                 "attn_implementation": settings["attn_implementation"], "trust_remote_code": False,
+                 "attn_implementation": settings["attn_implementation"] or "auto", "trust_remote_code": False,
                  "use_unsloth": False, "gradient_checkpointing": False, "max_seq_len": settings["max_seq_len"]}
     threads = cpu_threads(cfg.train, "tiny" if cfg.model.base == "tiny" else None)
     conf = {"base": resolve_base(cfg.model.base), "model": model_cfg, "members": list(sel["members"]),

@@ -67,11 +67,7 @@ def _model_settings(conf: dict, folder: Path) -> Any:
     base = conf["base"]
     if not Path(base).is_absolute() and (folder / base).exists():
         base = str(folder / base)
-    values = {**conf["model"], "base": base}
-    if "attn_implementation" in values and values["attn_implementation"] is None:
-        # None: no recommendation chose one at export time; loaded here without one, auto means the same
-        values["attn_implementation"] = "auto"
-    return values
+    return {**conf["model"], "base": base}
 
 
 def _adapter_paths(conf: dict, folder: Path, names: list[str]) -> dict[str, str]:
