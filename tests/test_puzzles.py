@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from helpers import filters, puzzles
-from helpers.puzzles import catalogue
+from helpers.puzzles import catalogue, variety
 from helpers.puzzles.kinship import tree as family_tree
 from helpers.puzzles.seating import classic as seating_classic
 from helpers.records import validate
@@ -376,6 +376,35 @@ def test_classic_seating_asks_every_form_and_counts_take_every_rank():
                                                                          levels=(2,), workers=1))
     assert min(forms["left_q"] + forms["right_q"], forms["at"] + forms["at_right"], forms["count_q"], forms["where_q"],
                forms["kth_left_q"] + forms["kth_right_q"]) >= 12, forms  # 24 expected per form
+
+
+KINSHIP_KINDS = ("family", "family_pointing", "family_coded", "family_gender")
+
+
+@pytest.mark.parametrize("kind", KINSHIP_KINDS)
+def test_a_kinship_family_asks_the_form_it_is_given(kind):
+    """Every form with a share builds a puzzle asking that form (read back from its text), at every level."""
+    for level in puzzles.LEVELS:
+        for form, share in catalogue.form_shares(kind, level):
+            if share == 0:
+                continue
+            for seed in range(3):
+                rec = puzzles.make_puzzle(kind, level, seed % 4, random.Random(seed), {}, id="x", form=form)
+                assert variety.form_of(rec) == form, (kind, level, form, rec["question"])
+                assert puzzles.verify(rec)
+
+
+def test_form_at_follows_the_shares():
+    """form_at maps a uniform quantile onto the forms in proportion to their shares; a zero share is never asked."""
+    for kind in puzzles.KINDS:
+        for level in puzzles.LEVELS:
+            shares = dict(catalogue.form_shares(kind, level))
+            assert shares and abs(sum(shares.values()) - 1) < 1e-9, (kind, level, shares)
+            got = Counter(catalogue.form_at(kind, level, (i + 0.5) / 1000) for i in range(1000))
+            for form, share in shares.items():
+                assert abs(got[form] / 1000 - share) <= 0.002, (kind, level, form, got, shares)
+    assert catalogue.form_at("family", 3, 0.1) == "who" and catalogue.form_at("family", 3, 0.2) == "relation"
+    assert catalogue.form_at("family_coded", 1, 0.0) == "relation"  # level 1 asks no which-expression question
 
 
 def test_tampering_is_caught():

@@ -4,7 +4,8 @@ Each option strategy scores the choices' text alone and bets on the top score (t
 option most similar to the other three, the longest, the shortest, the second shortest and the second longest (so the
 key's rank by length must be uniform), one of a male/female counterpart pair ("Great-uncle | Great-aunt"), the
 position-wise majority over coded expressions ("A # B @ C"), and one of the two middle numbers of four counts ("how
-many sit between": its rank by value must be uniform too). The letter strategies see only
+many sit between": its rank by value must be uniform too). The usual-key strategy (play_usual_key) learns from
+other questions of the family which options are usually the key. The letter strategies see only
 the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current aligned block of
 four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters() measure that
 (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators' side: it picks
@@ -145,6 +146,24 @@ def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
         for name, scores in OPTION_STRATEGIES.items():
             hits[name] += pick(scores(rec["choices"]), rng) == rec["answer"]
     return {name: hits[name] / max(1, len(records)) for name in OPTION_STRATEGIES}
+
+
+def usual_key_rates(records: Sequence[dict]) -> dict[str, float]:
+    """Each option text's share of being the key when offered, over records (smoothed towards 1 in 4)."""
+    keyed, offered = Counter(), Counter()
+    for rec in records:
+        offered.update(rec["choices"])
+        keyed[rec["choices"][rec["answer"]]] += 1
+    return {text: (keyed[text] + 0.25) / (offered[text] + 1) for text in offered}
+
+
+def play_usual_key(records: Sequence[dict], rng: random.Random) -> float:
+    """The usual-key strategy, what a model fine-tuned on a family's questions learns without reading: fitted on the
+    even-numbered records, it bets on the option most often keyed when offered; its hit rate on the odd-numbered."""
+    rates = usual_key_rates(records[0::2])
+    tests = records[1::2]
+    hits = sum(pick([rates.get(c, 0.25) for c in rec["choices"]], rng) == rec["answer"] for rec in tests)
+    return hits / max(1, len(tests))
 
 
 # ---- letter strategies: the keys in the order they were asked ---------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -130,11 +131,15 @@ def form_of(rec: dict) -> str:
     return TAG_FORMS.get(tag.removesuffix("_q")) or form_of_text(sentences(rec["question"])[-1])
 
 
-def hardest_forms(records: Sequence[dict], k: int = 4) -> Counter:
-    """The forms a Q-agent asks when it takes the highest measured difficulty of each k puzzles in turn (its
-    agents.puzzle_candidates, 4 by default)."""
-    blocks = [records[i:i + k] for i in range(0, len(records) - k + 1, k)]
-    return Counter(form_of(max(b, key=lambda r: r["puzzle"].get("work", {}).get("score", 0))) for b in blocks)
+def hardest_picks(records: Sequence[dict], k: int = 4) -> list[dict]:
+    """What a Q-agent asks when it takes the highest measured difficulty of each k puzzles (its
+    agents.puzzle_candidates, 4 by default), compared the way it compares them: the k candidates of one question all
+    ask one form (catalogue.form_at), so blocks are cut from each form's records in turn."""
+    by_form: dict[str, list[dict]] = defaultdict(list)
+    for rec in records:
+        by_form[form_of(rec)].append(rec)
+    blocks = [g[i:i + k] for g in by_form.values() for i in range(0, len(g) - k + 1, k)]
+    return [max(b, key=lambda r: r["puzzle"].get("work", {}).get("score", 0)) for b in blocks]
 
 
 def _shares(counts: Counter) -> dict[str, float]:
@@ -165,10 +170,11 @@ def _ranks(rows: list[list[float]]) -> list[float]:
 
 def figures(records: Sequence[dict]) -> dict:
     """A sample's variety: distinct openings and sentence templates, wordings per clue kind, question-form shares
-    (of all and of the hardest of each 4), the share of names that are single letters, and the key's rank by option
-    length and by numeric value (%)."""
+    (of all and of the hardest of each 4, with the share of the hardest picks' commonest question sentence), the
+    share of names that are single letters, and the key's rank by option length and by numeric value (%)."""
     per_kind, all_templates, openings, forms = defaultdict(set), set(), set(), Counter()
     seen, names, letters, by_len, by_value = Counter(), 0, 0, [], []
+    picks = hardest_picks(records)
     for rec in records:
         sents = templates(rec)
         all_templates.update(sents)
@@ -187,7 +193,8 @@ def figures(records: Sequence[dict]) -> dict:
     return {"n": len(records), "openings": len(openings), "templates": len(all_templates),
             "clue_wordings": wordings, "min_clue_wordings": min(wordings.values(), default=0),
             "median_clue_wordings": statistics.median(wordings.values()) if wordings else 0,
-            "forms": _shares(forms), "hardest_forms": _shares(hardest_forms(records)),
+            "forms": _shares(forms), "hardest_forms": _shares(Counter(form_of(r) for r in picks)),
+            "hardest_questions": _shares(Counter(templates(r)[-1] for r in picks)),
             "letter_names": 100 * letters / max(1, names), "rank_by_length": _ranks(by_len),
             "rank_by_value": _ranks(by_value), "numeric": len(by_value)}
 
@@ -196,3 +203,22 @@ def measure(kind: str, level: int, n: int, seed: int = 26, workers: int | None =
     """figures() over the first n puzzles of one family at one level (catalogue.generate, deterministic)."""
     records = catalogue.generate(n, seed=seed, kinds=(kind,), levels=(level,), workers=workers)
     return {"kind": kind, "level": level, **figures(records)}
+
+
+# The kinship families whose keys are relation words, and the form that asks for one.
+WORD_KEYED = {"family": "relation", "family_pointing": "relation", "family_coded": "relation",
+              "family_gender": "relation"}
+
+
+def key_shares(kind: str, level: int, n: int, seed: int = 27) -> dict[str, float]:
+    """Each relation word's share of the keys of n relation questions of one kinship family at one level, as its
+    builder makes them (not flattened; "Cannot be determined" left out: it is an option of every gender question),
+    rounded to 4 places, largest first."""
+    rng, stats = random.Random(f"key-shares:{kind}:{level}:{seed}"), {}
+    keys = Counter()
+    for i in range(n):
+        rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"k{i}", form=WORD_KEYED[kind], flatten=False)
+        keys[rec["choices"][rec["answer"]]] += 1
+    keys.pop("Cannot be determined", None)
+    total = sum(keys.values())
+    return {w: round(c / total, 4) for w, c in keys.most_common()}

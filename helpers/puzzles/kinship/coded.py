@@ -29,6 +29,8 @@ CODE_LINKS = {1: (2,), 2: (3,), 3: (4, 5)}  # links of the expression (with the 
 MIXED_SHARE = {1: 0.0, 2: 0.0, 3: 0.5}  # "If A # B @ C and D is C's wife, ...": the last link stated in words
 NAMED_SHARE = 0.7  # people named (Ravi, Meena) rather than lettered, where no gender is left to infer
 WHICH_SHARE = {1: 0.0, 2: 0.3, 3: 0.4}
+# the question forms per level with their shares: "which expression means ...?" or "what relation is A to B?"
+FORM_SHARES = {lvl: (("expression", s), ("relation", 1 - s)) for lvl, s in WHICH_SHARE.items()}
 # How often a relation key should be the shortest or the longest option (blind.balanced targets) for each level's keys
 # to be so 1 time in 4 overall: "Son" is always the shortest male word, "Uncle" never the longest, and level 1 asks
 # such one-link words often (16% of its keys cannot help being the shortest), so the other keys make up for them.
@@ -151,10 +153,11 @@ def _codes(rng: random.Random, words: list[str], level: int) -> list[list[str]]:
     return [[s, w] for s, w in zip(rng.sample(SYMBOLS, len(table)), table)]
 
 
-def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven coded-relation puzzle, or None with the reason counted."""
+def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                form: str | None = None) -> dict | None:
+    """One proven coded-relation puzzle, or None with the reason counted; the form drawn by FORM_SHARES unless given."""
     tree = fam.random_tree(rng, names, GENS[level])
-    which = rng.random() < WHICH_SHARE[level]
+    which = rng.random() < WHICH_SHARE[level] if form is None else form == "expression"
     path = _coded_path(rng, tree, (level if which else rng.choice(CODE_LINKS[level])), which)
     if path is None:
         return reject(stats, "no_walk")
@@ -186,8 +189,8 @@ def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, st
         return _finish_which(rng, tree, p, path, tokens, stats)
     p.update(expr=tokens, question=["relation", letter[a], letter[b]])
     truth = term_for(fam.true_relation(tree, a, b), tree["gender"][a])
-    distractors = near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth},
-                             target=LENGTH_TARGETS[level])
+    distractors = near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth}, kind="family_coded",
+                             level=level, target=LENGTH_TARGETS[level])
     return check(p, truth, distractors, stats, CODED)
 
 

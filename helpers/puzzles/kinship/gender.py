@@ -12,7 +12,7 @@ import math
 import random
 
 from helpers.puzzles import blind
-from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship import key_shares, tree as fam
 from helpers.puzzles.kinship.facts import (NEUTRAL, NEUTRAL_OF, gender_models, path_lines, proven_genders, rel_key,
                                            relation_terms, rename, stated_genders)
 from helpers.puzzles.kinship.words import (ASK, GENS, NEAR, NEAR_WEIGHT, OPP, UNNAMED, VOCAB, Kind, accept, check,
@@ -32,6 +32,7 @@ SPLIT = {1: 0.0, 2: 0.15, 3: 0.7}
 NAMED_SHARE = 0.7  # chance a person whose gender a word states is named (Ravi) rather than lettered
 MAX_OPEN = 9  # people no gendered word names: the solver closes the facts once per assignment, 2^9 = 512 (~50 ms)
 TRUE_SHARE = {1: 0.0, 2: 0.3, 3: 0.5}  # "which statement is definitely true?"
+FORM_SHARES = {lvl: (("statement", s), ("relation", 1 - s)) for lvl, s in TRUE_SHARE.items()}
 CBD_SHARE = 0.25  # "Cannot be determined" keys 1 relation question in 4, as often as any other option (was 0.3)
 # A determined key's chance of being each blind rule's pick. CBD is always an option (the trap for a reader who infers
 # no gender) and always the longest; the other two are the opposite-gender word (the trap this kind tests) or another
@@ -173,8 +174,10 @@ def _infer_facts(rng: random.Random, tree: dict, x: str, level: int) -> list[lis
     return [["spouse", x, s], fam.tree_fact(tree, lab, s, b, s)]
 
 
-def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven gender-inference puzzle, or None with the reason counted."""
+def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                 form: str | None = None) -> dict | None:
+    """One proven gender-inference puzzle, or None with the reason counted; the form drawn by FORM_SHARES unless
+    given."""
     tree = fam.random_tree(rng, names, GENS[level])
     people = sorted(tree["gender"])
     cbd = rng.random() < CBD_SHARE
@@ -200,10 +203,10 @@ def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, s
     facts = [[w, letter[a], letter[b]] for w, a, b in facts]
     p = {"kind": "family_gender", "facts": facts, "styles": [rng.randrange(3) for _ in facts],
          "intro": rng.randrange(len(GENDER_INTROS))}
-    if rng.random() < TRUE_SHARE[level]:
+    if (rng.random() < TRUE_SHARE[level]) if form is None else form == "statement":
         return _finish_true(rng, tree, p, {v: k for k, v in letter.items()}, stats)
     p.update(question=["relation", letter[x], letter[y]], ask=rng.randrange(len(ASK)))
-    return _finish_relation(rng, tree, p, x, y, stats)
+    return _finish_relation(rng, tree, p, x, y, stats, level)
 
 
 def _compose_facts(rng: random.Random, tree: dict, x: str, y: str, level: int, cbd: bool) -> list[list[str]]:
@@ -239,7 +242,7 @@ def _side_facts(rng: random.Random, tree: dict, facts: list[list[str]], quiet: s
     return out
 
 
-def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, stats: dict) -> dict | None:
+def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, stats: dict, level: int) -> dict | None:
     """A relation question: the inferred word, or "Cannot be determined" with both gendered words as traps."""
     key = fam.true_relation(tree, x, y)
     proven = possible_gender(p)
@@ -252,8 +255,9 @@ def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, st
         return accept(p, CBD, pair + [rng.choice(sorted(near))], stats, GENDER)
     truth = term_for(key, tree["gender"][x])
     others = [term_for(k, s) for k in sorted(fam.TERMS) if k != key for s in "mf"]
-    distractors = blind.balanced(truth, [term_for(key, OPP[tree["gender"][x]])] + others, rng, fixed=[CBD],
-                                 target=DETERMINED_TARGET, weights=near)
+    pool = [term_for(key, OPP[tree["gender"][x]])] + others
+    distractors = blind.balanced(truth, pool, rng, fixed=[CBD], target=DETERMINED_TARGET,
+                                 weights=key_shares.weights("family_gender", level, pool, near))
     return check(p, truth, distractors, stats, GENDER)
 
 

@@ -55,16 +55,20 @@ from __future__ import annotations
 
 import random
 
+from helpers.puzzles.kinship.coded import FORM_SHARES as CODED_FORMS
 from helpers.puzzles.kinship.coded import (build_coded, coded_facts, explain_coded, possible_coded, render_coded,
                                            work_coded)
 from helpers.puzzles.kinship.facts import gender_models, relation_terms
+from helpers.puzzles.kinship.gender import FORM_SHARES as GENDER_FORMS
 from helpers.puzzles.kinship.gender import (CBD, build_gender, explain_gender, possible_gender, render_gender,
                                             work_gender)
+from helpers.puzzles.kinship.pointing import FORM_SHARES as POINTING_FORMS
 from helpers.puzzles.kinship.pointing import (INLAW, build_pointing, explain_pointing, possible_pointing,
                                               render_pointing, work_pointing)
 
 # CBD and INLAW are re-exported: tests and callers name them as kinship.CBD, kinship.INLAW
-__all__ = ["KINDS", "CBD", "INLAW", "BUILDERS", "build", "render", "possible_answers", "relation_words", "explain",
+__all__ = ["KINDS", "CBD", "INLAW", "BUILDERS", "FORM_SHARES", "build", "render", "possible_answers", "relation_words",
+           "explain",
            "work"]
 
 KINDS = ("family_pointing", "family_coded", "family_gender")
@@ -73,13 +77,16 @@ KINDS = ("family_pointing", "family_coded", "family_gender")
 # ---- the module interface -----------------------------------------------------------------------------------
 
 BUILDERS = {"family_pointing": build_pointing, "family_coded": build_coded, "family_gender": build_gender}
+FORM_SHARES = {"family_pointing": POINTING_FORMS, "family_coded": CODED_FORMS, "family_gender": GENDER_FORMS}
 
 
-def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level: int, stats: dict) -> dict | None:
-    """One proven puzzle {"puzzle", "answer", "distractors"} of `kind` at `level`, or None (stats[reason] += 1)."""
+def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level: int, stats: dict,
+          form: str | None = None) -> dict | None:
+    """One proven puzzle {"puzzle", "answer", "distractors"} of `kind` at `level`, or None (stats[reason] += 1); a
+    question of `form` (one of FORM_SHARES[kind][level]), drawn by its share when not given."""
     if kind not in BUILDERS or level not in (1, 2, 3):
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}; kinds are {KINDS}, levels 1-3")
-    return BUILDERS[kind](rng, names, level, stats)
+    return BUILDERS[kind](rng, names, level, stats, form)
 
 
 def render(puzzle: dict) -> str:

@@ -569,8 +569,12 @@ def _settle_only(p: dict, true_only: list[bool], truth: str, rng: random.Random)
     return p, sum(1 for _, o in p["chain"] if o)
 
 
-def build_pointing(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven pointing puzzle, or None with the reason counted."""
+FORM_SHARES = {lvl: (("relation", 1.0),) for lvl in (1, 2, 3)}  # one form: "how is the man related to X?"
+
+
+def build_pointing(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                   form: str | None = None) -> dict | None:
+    """One proven pointing puzzle, or None with the reason counted (one form: relation)."""
     tree = fam.random_tree(rng, names, GENS[level])
     s = rng.choice(sorted(p for p in tree["gender"] if tree["father"][p]))
     walk = None
@@ -611,7 +615,8 @@ def _finish_pointing(rng: random.Random, p: dict, true_only: list[bool], truth: 
     if level == 2 and not any(w in INLAW for w, _ in p["chain"]) and p.get("rel") not in ("husband", "wife"):
         return reject(stats, "no_in_law")
     # only level 3 asks "Himself" (~4% of its keys)
-    distractors = near_terms(key, g, rng, {truth}, with_self=level == 3, target=LENGTH_TARGETS[level])
+    distractors = near_terms(key, g, rng, {truth}, kind="family_pointing", level=level, with_self=level == 3,
+                             target=LENGTH_TARGETS[level])
     return accept(p, truth, distractors, stats, POINTING)
 
 

@@ -20,6 +20,7 @@ import random
 from collections import deque
 
 from helpers.puzzles import blind
+from helpers.puzzles.kinship import key_shares
 
 REL_WORDS = {"father": ("P", "m"), "mother": ("P", "f"), "son": ("C", "m"), "daughter": ("C", "f"),
              "brother": ("S", "m"), "sister": ("S", "f"), "husband": ("H", "m"), "wife": ("H", "f")}
@@ -55,6 +56,8 @@ INDIRECT = {1: 0.0, 2: 0.2, 3: 0.9}
 NESTED = {1: 0.0, 2: 0.0, 3: 0.5}  # chance each of those two links is itself stated through a fourth person
 MIN_HOPS = {1: 1, 2: 1, 3: 3}  # level 3 chains across three generations or through a marriage
 WHO_SHARE = {1: 0.25, 2: 0.3, 3: 0.15}
+# the question forms per level with their shares: "who is X's aunt?" or "how is X related to Y?"
+FORM_SHARES = {lvl: (("who", s), ("relation", 1 - s)) for lvl, s in WHO_SHARE.items()}
 INTROS = ("In a family: ", "Consider a family. ", "Facts about a family: ", "Here is a family tree. ")
 FACT_STYLES = ("{a} is {b}'s {w}.", "{a} is the {w} of {b}.", "{b}'s {w} is {a}.")
 ASK = ("How is {x} related to {y}?", "What is {x} to {y}?", "What relation is {x} to {y}?", "Who is {x} to {y}?")
@@ -449,12 +452,15 @@ def _targets(tree: dict, level: int, who: bool) -> list[tuple]:
             if x != y and (k := true_relation(tree, x, y)) in keys and len(tree_path(tree, y, x)) >= MIN_HOPS[level]]
 
 
-def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats: dict) -> dict | None:
-    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1."""
+def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats: dict,
+          form: str | None = None) -> dict | None:
+    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. The form ("who" or
+    "relation") is drawn by FORM_SHARES unless given."""
     def reject(reason: str) -> None:
         stats[reason] = stats.get(reason, 0) + 1
     tree = random_tree(rng, names, GENERATIONS[level])
-    targets = _targets(tree, level, rng.random() < WHO_SHARE[level])
+    who = rng.random() < WHO_SHARE[level] if form is None else form == "who"
+    targets = _targets(tree, level, who)
     if not targets:
         return reject("no_target")
     by_key: dict[str, list] = {}
@@ -528,5 +534,6 @@ def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random,
         return blind.balanced(truth, [p for p in seen if gender[p] == ROLES[q[1]][2]], rng)
     i = 0 if g == "m" else 1
     near = {TERMS[k][i]: 3.0 for k in NEAR[key]}  # nearby relations three times likelier, as in words.NEAR_WEIGHT
-    return blind.balanced(truth, [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth], rng, weights=near,
+    pool = [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth]
+    return blind.balanced(truth, pool, rng, weights=key_shares.weights("family", level, pool, near),
                           target=LENGTH_TARGETS[level])
