@@ -4,7 +4,7 @@
 
 Writes N rows in the seeds' mix (37% open-ended, as their 18,518 of 50,000) as MMLU CSV files, ARC JSONL,
 kit JSONL and a TriviaQA-style JSON, then times read -> convert -> validate -> dedupe -> split (with letter
-balancing) -> write, plus the curriculum's order_and_chunk when helpers.curriculum has it. Goal: 50,000 rows
+balancing) -> write, plus the curriculum's order_and_chunk. Goal: 50,000 rows
 in under 5 s on a 2-core machine, and linear growth (150k / 50k time close to 3). `run(sizes)` returns the
 numbers as a dict (for `make bench`).
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import data  # noqa: E402
+from helpers import data, io  # noqa: E402
 
 SHARES = {"mmlu": 0.25, "arc": 0.20, "kit": 0.18, "trivia": 0.37}
 WORDS = ("energy cell river planet market theory king battle molecule island poem engine climate law "
@@ -115,8 +115,8 @@ def _time_one(n: int, seed: int) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         train, val, report = data.build_splits([str(f) for f in files], puzzles=0, val_fraction=0.1, seed=seed)
         t1, c1 = time.perf_counter(), time.process_time()
-        data.io.write_jsonl(Path(tmp) / "out" / "train.jsonl", train)
-        data.io.write_jsonl(Path(tmp) / "out" / "val.jsonl", val)
+        io.write_jsonl(Path(tmp) / "out" / "train.jsonl", train)
+        io.write_jsonl(Path(tmp) / "out" / "val.jsonl", val)
         wall = dict(report["seconds"], write=time.perf_counter() - t1)
         cpu = dict(report["cpu_seconds"], write=time.process_time() - c1)
         t = report["totals"]
@@ -126,21 +126,17 @@ def _time_one(n: int, seed: int) -> dict:
                     report["dropped_by_stage"].get("convert", {}).values()),
                 "dedupe": t["kept"] + sum(report["dropped_by_stage"].get("dedupe", {}).values()),
                 "split": t["kept"], "write": t["kept"]}
-        try:
-            from helpers.curriculum import get_scorer, order_and_chunk
-        except ImportError:  # the curriculum stage is optional here
-            order_and_chunk = None
-        if order_and_chunk is not None:
-            t2, c2 = time.perf_counter(), time.process_time()
-            order_and_chunk(train, chunks=10, scorer=get_scorer("heuristic"), seed=seed)
-            wall["curriculum"], cpu["curriculum"] = time.perf_counter() - t2, time.process_time() - c2
-            work["curriculum"] = len(train)
+        from helpers.curriculum import order_and_chunk
+        t2, c2 = time.perf_counter(), time.process_time()
+        order_and_chunk(train, chunks=10, scorer="heuristic", seed=seed)
+        wall["curriculum"], cpu["curriculum"] = time.perf_counter() - t2, time.process_time() - c2
+        work["curriculum"] = len(train)
         build = (t1 - t0 + wall["write"], c1 - c0 + cpu["write"])
     for d in (wall, cpu):
         d.pop("generate", None)
     stages = {k: {"seconds": round(s, 3), "cpu_seconds": round(cpu[k], 3),
                   "records_per_s": round(work[k] / s) if s > 0 else None} for k, s in wall.items()}
-    total = (build[0] + wall.get("curriculum", 0.0), build[1] + cpu.get("curriculum", 0.0))
+    total = (build[0] + wall["curriculum"], build[1] + cpu["curriculum"])
     return {"rows": t["read"], "kept": t["kept"], "dropped": report["dropped"], "stages": stages,
             "build_s": round(build[0], 3), "build_cpu_s": round(build[1], 3), "total_s": round(total[0], 3),
             "total_cpu_s": round(total[1], 3), "records_per_s": round(t["read"] / total[0]),

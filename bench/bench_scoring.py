@@ -7,7 +7,8 @@ letter and goes on, "B) September ..."), the same questions: questions/s of `hel
 last position only) against `generate_letters` (greedy generate up to 64 new tokens, then the regex), and the
 share of questions on which both pick the same letter where the generation parsed. Goal on the tiny model on a
 2-core CPU (and on SmolLM2-135M): letter scoring >= 1.5x the questions/s of generation, with identical picks wherever the baseline
-parsed. `run_benchmark(n_questions)` returns the numbers as a dict (for `make bench`).
+parsed and the baseline parsing at least MIN_PARSED_SHARE of the questions. `run_benchmark(n_questions)` returns the
+numbers as a dict (for `make bench`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from helpers import io  # noqa: E402
 from helpers.records import validate  # noqa: E402
 
 GOAL_RATIO = 1.5
+# Same picks say something only where most generations parsed: below half (an untrained model rarely writes a
+# letter) the agreement goal is not met, whatever the few parsed answers show. Letter scoring picks on every question.
+MIN_PARSED_SHARE = 0.5
 
 
 BUNDLED = ROOT / "data" / "general_mcq.jsonl"
@@ -66,7 +70,8 @@ def run_benchmark(n_questions: int = 96, *, adapter: str | None = "auto", questi
     out.update(model=model_name + (f" + {adapter}" if adapter else ""), questions_file=str(questions_file),
                threads=threads, batch_size=batch_size, gen_batch_size=gen_batch_size, max_new_tokens=max_new_tokens,
                goal_ratio=GOAL_RATIO,
-               meets_goal=out["ratio"] >= GOAL_RATIO and (out["parsed"] == 0 or out["agreement"] == 1.0))
+               meets_goal=out["ratio"] >= GOAL_RATIO and out["baseline_parse_rate"] >= MIN_PARSED_SHARE
+               and out["agreement"] == 1.0)
     return out
 
 
@@ -91,8 +96,8 @@ def main(argv: list[str] | None = None) -> dict:
     for key, label in rows:
         print(f"{label:<34}{r['seconds'][key]:>9.2f}{r['questions_per_s'][key]:>14.1f}")
     print(f"speed-up {r['ratio']:.2f}x ({r['ratio_no_prefix']:.2f}x without the cache; goal >= {GOAL_RATIO}x); "
-          f"baseline parsed {r['baseline_parse_rate']:.1%}; agreement where parsed {r['agreement']:.1%} "
-          f"({r['agreeing']}/{r['parsed']})")
+          f"baseline parsed {r['baseline_parse_rate']:.1%} (goal >= {MIN_PARSED_SHARE:.0%}); agreement where parsed "
+          f"{r['agreement']:.1%} ({r['agreeing']}/{r['parsed']})")
     for d in r["disagreements"]:
         print(f"  differs: question {d['index']}: letters {d['letters']}, generate {d['generate']} ({d['text']!r})")
     print("goal met" if r["meets_goal"] else "goal NOT met")
