@@ -505,15 +505,35 @@ def _short_named(puzzle: dict, rng: random.Random, names: list) -> dict:
     return mapping
 
 
-def _shortest(puzzle: dict, rng: random.Random, names: list) -> dict:
-    """Switch the intro, every clue, the question and its statements to their shortest phrasing."""
-    def pick(variants: list[str]) -> int:
-        return min(range(len(variants)), key=lambda i: len(variants[i]))
-    puzzle["intro"] = pick(intro_variants(puzzle))
-    puzzle["phrasing"] = [pick(clue_variants(puzzle, c)) for c in puzzle["clues"]]
-    puzzle["q_phrasing"] = pick(question_variants(puzzle))
+def _shortest_index(variants: list[str]) -> int:
+    """The index of the shortest phrasing."""
+    return min(range(len(variants)), key=lambda i: len(variants[i]))
+
+
+def _tersest_clues(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the intro, every clue and the statements to their shortest phrasing (the question keeps its own)."""
+    puzzle["intro"] = _shortest_index(intro_variants(puzzle))
+    puzzle["phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["clues"]]
     if puzzle["question"][0] == "statement":
-        puzzle["s_phrasing"] = [pick(clue_variants(puzzle, c)) for c in puzzle["question"][1]]
+        puzzle["s_phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["question"][1]]
+    return {}
+
+
+QUESTION_SLACK = 3  # characters over the shortest question wording that still count as short
+
+
+def _tersest_question(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the question sentence to one of its shortest phrasings (within QUESTION_SLACK characters, drawn), only
+    when the terse clues were not enough, so that long level-3 questions do not all end in the same sentence."""
+    variants = question_variants(puzzle)
+    short = min(map(len, variants)) + QUESTION_SLACK
+    puzzle["q_phrasing"] = rng.choice([i for i, v in enumerate(variants) if len(v) <= short])
+    return {}
+
+
+def _shortest_question(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the question sentence to its one shortest phrasing (the last resort)."""
+    puzzle["q_phrasing"] = _shortest_index(question_variants(puzzle))
     return {}
 
 
@@ -567,7 +587,8 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     if len(set(distractors) | {truth}) != 4:
         _bump(stats, "few_choices")
         return None
-    for shorten in (_shortest, _short_named, _lettered):  # a long draw: tersest phrasings, then shorter names
+    # a long draw: tersest wordings, then shorter names, then the one shortest question
+    for shorten in (_tersest_clues, _tersest_question, _short_named, _lettered, _shortest_question):
         if official_length(render(puzzle), [truth, *distractors]) < MAX_CHARS:
             break
         where = where_texts(puzzle) if puzzle["question"][0] == "where" else []
