@@ -12,12 +12,12 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      mappers), data.convert (open-ended -> choices); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
                      the organisers' kinds; on seating.text (words), seating.solver (on puzzles.csp), seating.world
-                     (the hidden world's plain-Python truths); seating.parse (a seating text read back
-                     into its puzzle, to prove questions another writer produced)),
-                     puzzles.kinship (kinship.tree: stated facts; kinship.kinds: pointing chains, coded relations,
-                     gender inference, the public face of kinship.pointing, kinship.coded, kinship.gender, on the
-                     shared kinship.words and kinship.facts; kinship.parse: a blood-relation text read back),
-                     puzzles.blind (what options give away):
+                     (the hidden world's truths); seating.parse (a text read back into its puzzle)),
+                     puzzles.kinship (kinship.tree: stated facts; kinship.kinds: kinship.pointing, kinship.coded,
+                     kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
+                     (how often a word is the key); kinship.parse: a blood-relation text read back),
+                     puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
+                     the questions read):
                      the tournament's puzzle generators, each answer proven by a solver
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)

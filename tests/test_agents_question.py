@@ -73,7 +73,7 @@ def test_a_slow_family_falls_back_to_a_fast_one_of_the_topic_inside_the_budget(t
     share of the time and a fast family of the same topic answers, counted."""
     from helpers.puzzles.seating import layouts as arrangements
 
-    def endless(rng, names, *, kind, level, stats, give_up=None):
+    def endless(rng, names, *, kind, level, stats, give_up=None, form=None):
         while not give_up():
             time.sleep(0.005)
         raise TimeoutError("a clue search stopped by its deadline")
@@ -341,7 +341,7 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=3, candidates=3)
     scores = iter([2.0, 7.5, 5.0])
 
-    def fake_one(kinds, letter_, label, deadline):
+    def fake_one(kinds, letter_, label, deadline, form_q):
         rec = {"id": f"x{len(seen)}", "puzzle": {"work": {"score": next(scores)}}, "question": str(len(seen)),
                "choices": ["a1", "b2", "c3", "d4"], "answer": 0}
         seen.append(rec)
@@ -350,6 +350,28 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     monkeypatch.setattr(agent, "_one_puzzle", fake_one)
     _, rec = agent._puzzle(puzzles.KINDS, "A", SEATING[1], timing.Deadline(5.0))
     assert rec["puzzle"]["work"]["score"] == 7.5 and len(seen) == 3
+
+
+def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok, monkeypatch):
+    """The hardest-of-4 pick compares candidates of one form (drawn once per question by its share), so the form
+    that measures hardest (a family's relation question) is not asked every time. (A tokenizer that finds level 3
+    too long sends the agent to level 1, whose shares differ: one form per level.)"""
+    agent = QuestionAgent(tok, {FAMILY[0]: [FAMILY[1]]}, seed=4, levels=(3,), kinds=("family",), candidates=4)
+    real, calls = puzzles.make_puzzle, []
+
+    def spy(kind, level, target, rng, stats, id, give_up=None, form=None):
+        calls.append((level, form))
+        return real(kind, level, target, rng, stats, id, give_up=give_up, form=form)
+    monkeypatch.setattr(question_mod.puzzles, "make_puzzle", spy)
+    asked = Counter()
+    for _ in range(40):
+        calls.clear()
+        _, rec = agent._puzzle(("family",), "A", FAMILY[1], timing.Deadline(5.0))
+        assert len(calls) >= 4 and all(len({f for lv, f in calls if lv == level}) <= 1 for level in (1, 3)), calls
+        form = dict(calls)[rec["puzzle"]["level"]]
+        asked[form] += 1
+        assert rec["puzzle"]["question"][0] == form
+    assert asked["who"] >= 1 and asked["relation"] >= 25, asked  # shares 0.15 / 0.85: 6 / 34 expected
 
 
 def test_more_candidates_ask_harder_questions_and_every_one_is_proven(tok):

@@ -10,6 +10,7 @@ import os
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -125,17 +126,90 @@ def test_rejections_are_counted(generated):
 
 
 def test_phrasings_vary(generated):
-    """Every clue type used has 2+ templates, and the generator uses more than one of them."""
+    """Every clue type has 3+ distinct wordings, every question 3+ and every setup 4+, and the generator uses them."""
     used: dict[str, set[int]] = {}
-    for built, _, _ in generated.values():
+    intros: dict[str, set[int]] = {}
+    for (kind, _), (built, _, _) in generated.items():
         for b in built:
             p = b["puzzle"]
             for clue, ph in zip(p["clues"], p["phrasing"]):
-                assert len(layouts.clue_variants(p, clue)) >= 2, clue
                 used.setdefault(clue[0], set()).add(ph)
-            assert len(layouts.question_variants(p)) >= 2 and len(layouts.intro_variants(p)) >= 2
+            assert len(set(layouts.question_variants(p))) >= 3 and len(set(layouts.intro_variants(p))) >= 4
+            intros.setdefault(kind, set()).add(p["intro"])
+        sample = built[0]["puzzle"]
+        for clue in layouts.all_clues(sample):
+            assert len(set(layouts.clue_variants(sample, clue))) >= 3, clue
     common = [t for t in ("left", "right", "adj", "same", "faces") if t in used]
-    assert len(common) >= 4 and all(len(used[t]) >= 2 for t in common), used
+    assert len(common) >= 4 and all(len(used[t]) >= 3 for t in common), used
+    assert all(len(v) >= 3 for v in intros.values()), intros
+
+
+def form_of(puzzle: dict, level: int) -> str:
+    """The question form (layouts.question_forms) a built puzzle of `level` asks."""
+    q = puzzle["question"]
+    if q[0] == "who" and q[1] in ("faces", "nbr"):
+        return q[1]
+    if q[0] == "who" and q[1].startswith("faces_"):
+        return "faces_rel"
+    if q[0] == "attr" and puzzle["kind"] == "seating_attributes" and level == 1:
+        return "attr" if q[2] == "same" else "attr_near"
+    return q[0]
+
+
+def test_casts_are_given_names_or_scattered_letters(generated):
+    """Most casts are given names from puzzles.NAMES; the rest single letters drawn at random, rarely a run."""
+    casts = [b["puzzle"]["people"] for built, _, _ in generated.values() for b in built]
+    lettered = [c for c in casts if all(len(p) == 1 for p in c)]
+    named = [c for c in casts if all(p in NAMES for p in c)]
+    assert len(lettered) + len(named) == len(casts)
+    assert 0.1 < len(lettered) / len(casts) < 0.5, len(lettered) / len(casts)
+    assert sum("".join(c) in layouts.LETTERS for c in lettered) < len(lettered) / 4
+    assert len({p for c in named for p in c}) > 100
+
+
+def test_question_forms_spread_over_each_kind(generated):
+    """Every form of a kind is asked (a form the direct builds missed, being rejected more often than the others, is
+    built by make_puzzle(form=)); make_puzzle draws the form once per puzzle, so each is asked equally often."""
+    for kind in layouts.KINDS:
+        for lv in (1, 2, 3):
+            forms = {form_of(b["puzzle"], lv) for b in generated[(kind, lv)][0]}
+            assert forms <= set(layouts.question_forms(kind, lv)), (kind, lv, forms)
+            for missing in set(layouts.question_forms(kind, lv)) - forms:
+                rec = puzzles.make_puzzle(kind, lv, 0, random.Random(missing), {}, id="x", form=missing)
+                assert form_of(rec["puzzle"], lv) == missing, (kind, lv, missing, rec["question"])
+    rng = random.Random(3)
+    drawn = Counter(form_of(puzzles.make_puzzle("seating_row_facing", 1, i % 4, rng, {}, id="x")["puzzle"], 1)
+                    for i in range(80))
+    assert set(drawn) == set(layouts.question_forms("seating_row_facing", 1)) and min(drawn.values()) >= 10, drawn
+    attrs = [form_of(b["puzzle"], lv) for lv in (1, 2, 3) for b in generated[("seating_attributes", lv)][0]]
+    assert sum(f.startswith("attr") for f in attrs) >= 0.4 * len(attrs)  # the organisers' example asks an attribute
+
+
+@pytest.mark.parametrize("kind", layouts.KINDS)
+def test_a_given_form_is_asked(kind):
+    """build(form=...) asks that form (the Q-agent compares candidates of one form)."""
+    for level in (1, 2, 3):
+        for form in layouts.question_forms(kind, level):
+            rng, b = random.Random(f"form:{kind}:{level}:{form}"), None
+            while b is None:
+                b = layouts.build(rng, NAMES, kind=kind, level=level, stats={}, form=form)
+            assert form_of(b["puzzle"], level) == form, (kind, level, form)
+
+
+def test_count_keys_take_every_rank_equally():
+    """A count question's options are four consecutive numbers with the key at a uniformly drawn rank."""
+    ranks: Counter = Counter()
+    for form in ("count_between", "count_face"):
+        rng, found = random.Random(form), 0
+        while found < 60:
+            b = layouts.build(rng, NAMES, kind="seating_row_facing", level=2, stats={}, form=form)
+            if b is None:
+                continue
+            found += 1
+            values = sorted(int(v) for v in [b["answer"], *b["distractors"]])
+            assert values == list(range(values[0], values[0] + 4))
+            ranks[values.index(int(b["answer"]))] += 1
+    assert all(ranks[r] >= 18 for r in range(4)), ranks  # 120 draws: 30 expected per rank
 
 
 def test_statement_questions_are_generated():

@@ -81,12 +81,14 @@ class QuestionAgent:
                 ) -> tuple[dict | None, dict | None]:
         """The hardest (measured) of up to `candidates` proven puzzles that pass the filter, searched for in half
         the time left; when none comes in that half (a slow family on a busy CPU), one of the topic's fast
-        families (puzzles.FAST_KINDS: milliseconds a puzzle) with the rest of the time, counted."""
+        families (puzzles.FAST_KINDS: milliseconds a puzzle) with the rest of the time, counted. Every candidate asks
+        the form at one quantile drawn per question (puzzles.form_at), so the pick does not favour one form."""
         best: tuple[dict, dict] | None = None
         found = 0
         search = timing.Deadline(deadline.left() / 2)
+        form_q = self.rng.random()
         while found < self.candidates and not search.passed():
-            candidate = self._one_puzzle(kinds, letter_, label, search)
+            candidate = self._one_puzzle(kinds, letter_, label, search, form_q)
             if candidate[0] is None:
                 break
             found += 1
@@ -96,7 +98,7 @@ class QuestionAgent:
         if best is None and fast:
             self.stats["fallback:fast_family"] += 1
             grace = timing.Deadline(max(deadline.left(), FAST_GRACE_S))
-            found, best = 1, self._one_puzzle(fast, letter_, label, grace)
+            found, best = 1, self._one_puzzle(fast, letter_, label, grace, form_q)
         if best is None or best[0] is None:
             return None, None
         self._seen.add(dedupe_key(best[1]))
@@ -104,8 +106,9 @@ class QuestionAgent:
         return best
 
     def _one_puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
-                    ) -> tuple[dict | None, dict | None]:
-        """One proven, unseen puzzle of the topic's kinds that passes the filter, or (None, None) at the deadline."""
+                    form_q: float) -> tuple[dict | None, dict | None]:
+        """One proven, unseen puzzle of the topic's kinds that passes the filter, asking the form at quantile form_q
+        of its kind and level, or (None, None) at the deadline."""
         kinds = [k for k in kinds if k in self.kinds] or list(kinds)
         levels, too_long, tries = self.levels, 0, 0
         while tries == 0 or not deadline.passed():
@@ -114,7 +117,7 @@ class QuestionAgent:
             try:
                 rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
                                           id=f"{self.name}-{kind}-{self._count:06d}-{tries}",
-                                          give_up=deadline.passed)
+                                          give_up=deadline.passed, form=puzzles.form_at(kind, level, form_q))
             except TimeoutError:
                 self.stats["reject:puzzle_deadline"] += 1
                 break

@@ -1,8 +1,11 @@
 """Blind strategies: what an opponent scores from the four options (or the order of keys) without reading a clue.
 
 Each option strategy scores the choices' text alone and bets on the top score (ties broken by the caller's rng): the
-option most similar to the other three, the longest, the shortest, one of a male/female counterpart pair ("Great-uncle
-| Great-aunt"), and the position-wise majority over coded expressions ("A # B @ C"). The letter strategies see only
+option most similar to the other three, the longest, the shortest, the second shortest and the second longest (so the
+key's rank by length must be uniform), one of a male/female counterpart pair ("Great-uncle | Great-aunt"), the
+position-wise majority over coded expressions ("A # B @ C"), and one of the two middle numbers of four counts ("how
+many sit between": its rank by value must be uniform too). The usual-key strategy (play_usual_key) learns from
+other questions of the family which options are usually the key. The letter strategies see only
 the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current aligned block of
 four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters() measure that
 (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators' side: it picks
@@ -79,6 +82,31 @@ def shortest_scores(options: Sequence[str]) -> list[float]:
     return [-float(len(o)) for o in options]
 
 
+def _ranked_length(options: Sequence[str], rank: int) -> list[float]:
+    """Minus each option's distance in characters from the rank-th shortest length: its options score top (0)."""
+    length = sorted(map(len, options))[rank]
+    return [-float(abs(len(o) - length)) for o in options]
+
+
+def second_shortest_scores(options: Sequence[str]) -> list[float]:
+    """Top for the options as long as the second shortest."""
+    return _ranked_length(options, 1)
+
+
+def second_longest_scores(options: Sequence[str]) -> list[float]:
+    """Top for the options as long as the second longest."""
+    return _ranked_length(options, len(options) - 2)
+
+
+def middle_scores(options: Sequence[str]) -> list[float]:
+    """1 for the two middle values when every option is a whole number (a count), else all 0 (a guess)."""
+    if not all(o.strip().isdigit() for o in options):
+        return [0.0] * len(options)
+    values = sorted(int(o) for o in options)
+    middle = values[1:len(values) - 1]
+    return [float(int(o) in middle) for o in options]
+
+
 def pair_scores(options: Sequence[str]) -> list[float]:
     """1 for the two options of the one male/female counterpart pair, when exactly one exists; else all 0 (a guess)."""
     pairs = [(i, j) for i, j in itertools.combinations(range(len(options)), 2) if _paired(options[i], options[j])]
@@ -100,8 +128,9 @@ def majority_scores(options: Sequence[str]) -> list[float]:
 
 
 OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
-                                        "shortest": shortest_scores, "gender_pair": pair_scores,
-                                        "coded_majority": majority_scores}
+                                        "shortest": shortest_scores, "second_shortest": second_shortest_scores,
+                                        "second_longest": second_longest_scores, "gender_pair": pair_scores,
+                                        "coded_majority": majority_scores, "middle_number": middle_scores}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:
@@ -117,6 +146,24 @@ def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
         for name, scores in OPTION_STRATEGIES.items():
             hits[name] += pick(scores(rec["choices"]), rng) == rec["answer"]
     return {name: hits[name] / max(1, len(records)) for name in OPTION_STRATEGIES}
+
+
+def usual_key_rates(records: Sequence[dict]) -> dict[str, float]:
+    """Each option text's share of being the key when offered, over records (smoothed towards 1 in 4)."""
+    keyed, offered = Counter(), Counter()
+    for rec in records:
+        offered.update(rec["choices"])
+        keyed[rec["choices"][rec["answer"]]] += 1
+    return {text: (keyed[text] + 0.25) / (offered[text] + 1) for text in offered}
+
+
+def play_usual_key(records: Sequence[dict], rng: random.Random) -> float:
+    """The usual-key strategy, what a model fine-tuned on a family's questions learns without reading: fitted on the
+    even-numbered records, it bets on the option most often keyed when offered; its hit rate on the odd-numbered."""
+    rates = usual_key_rates(records[0::2])
+    tests = records[1::2]
+    hits = sum(pick([rates.get(c, 0.25) for c in rec["choices"]], rng) == rec["answer"] for rec in tests)
+    return hits / max(1, len(tests))
 
 
 # ---- letter strategies: the keys in the order they were asked ---------------------------------------------------
@@ -171,8 +218,10 @@ def _tables(items: Sequence[str]) -> dict[str, np.ndarray]:
             same[pos, i, j] = toks[i][pos] == toks[j][pos]
     sim = np.array([[0.0 if i == j else similarity(a, b) for j, b in enumerate(items)] for i, a in enumerate(items)])
     pair = np.array([[_paired(a, b) for b in items] for a in items])
+    numeric = all(o.strip().isdigit() for o in items)
     return {"sim": sim, "len": np.array([len(o) for o in items], float), "pair": pair, "same": same,
-            "tokens": np.array([len(t) for t in toks])}
+            "tokens": np.array([len(t) for t in toks]),
+            "value": np.array([int(o) if numeric else 0 for o in items], float)}
 
 
 def _chance(scores: np.ndarray) -> np.ndarray:
@@ -193,9 +242,14 @@ def hit_chances(items: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]
     top = counts.max(axis=-1)
     votes = ((counts == top[..., None]) & ((top > 1) & shared)[..., None]).sum(axis=0)
     one_pair = pairs.sum(axis=(1, 2)) == 2  # a pair is counted from both ends
-    return {"most_similar": _chance(t["sim"][grid].sum(axis=-1)), "longest": _chance(t["len"][rows]),
-            "shortest": _chance(-t["len"][rows]), "gender_pair": _chance(pairs.any(axis=-1) & one_pair[:, None]),
-            "coded_majority": _chance(votes.astype(float))}
+    lengths, values = t["len"][rows], t["value"][rows]
+    by_length, by_value = np.sort(lengths, axis=1), np.sort(values, axis=1)
+    middle = (values >= by_value[:, [1]]) & (values <= by_value[:, [2]])  # all ties when not counts (values all 0)
+    return {"most_similar": _chance(t["sim"][grid].sum(axis=-1)), "longest": _chance(lengths),
+            "shortest": _chance(-lengths), "second_shortest": _chance(-np.abs(lengths - by_length[:, [1]])),
+            "second_longest": _chance(-np.abs(lengths - by_length[:, [2]])),
+            "gender_pair": _chance(pairs.any(axis=-1) & one_pair[:, None]),
+            "coded_majority": _chance(votes.astype(float)), "middle_number": _chance(middle.astype(float))}
 
 
 def calibrate(hits: np.ndarray, target: np.ndarray, base: np.ndarray) -> np.ndarray:

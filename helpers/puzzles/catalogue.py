@@ -20,8 +20,9 @@ import os
 import random
 from typing import Callable, Iterable, Iterator
 
-from helpers.puzzles.kinship import kinds as kinship_kinds
+from helpers.puzzles.kinship import key_shares, kinds as kinship_kinds
 from helpers.puzzles.kinship import tree as family_tree
+from helpers.puzzles.names import NAMES
 from helpers.puzzles.seating import classic as seating_classic
 from helpers.puzzles.seating import layouts as seating_layouts
 from helpers.records import RecordError, dedupe_key, letter, make_record, validate
@@ -50,13 +51,6 @@ KIND_MAX_CHARS: dict[str, int] = {}
 MAX_EXPLANATION_WORDS = 100
 MAX_ATTEMPTS = 500
 PER_WORKER = 500  # puzzles per build worker at least (build_workers)
-MALE = ("Adam", "Alan", "Ben", "Carl", "Dan", "David", "Eric", "Frank", "Fred", "Gary", "George", "Harry",
-        "Henry", "Ian", "Jack", "Jake", "James", "John", "Keith", "Luke", "Mark", "Neil", "Oscar", "Paul",
-        "Peter", "Ray", "Roy", "Sean", "Tom", "Victor")
-FEMALE = ("Alice", "Amy", "Anna", "Beth", "Carol", "Clare", "Diana", "Ella", "Emma", "Eve", "Fiona", "Grace",
-          "Hannah", "Helen", "Irene", "Jane", "Julia", "Kate", "Laura", "Lucy", "Mary", "Nina", "Olive", "Paula",
-          "Rose", "Ruth", "Sarah", "Sue", "Tina", "Wendy")
-NAMES = tuple((n, "m") for n in MALE) + tuple((n, "f") for n in FEMALE)
 
 
 def _module(kind: str):
@@ -94,33 +88,75 @@ def official_length(question: str, choices: list[str]) -> int:
     return len(question) + 1 + sum(len(f"{letter(i)}) {c}") for i, c in enumerate(choices))
 
 
-def _build(kind: str, level: int, rng: random.Random, stats: dict,
-           give_up: Callable[[], bool] | None = None) -> dict | None:
+def question_forms(kind: str, level: int) -> tuple[str, ...]:
+    """The question forms a seating kind draws from uniformly at a level (make_puzzle's form=); () for the others."""
+    if _module(kind) is seating_layouts:
+        return seating_layouts.question_forms(kind, level)
+    if _module(kind) is seating_classic:
+        return seating_classic.question_forms(kind == "seating_circular", level)
+    return ()
+
+
+def form_shares(kind: str, level: int) -> tuple[tuple[str, float], ...]:
+    """Every question form a kind asks at a level with its share: the seating kinds' drawn uniformly, the kinship
+    families' by their builders' FORM_SHARES."""
     if kind == "family":
-        return family_tree.build(rng, list(NAMES), level=level, stats=stats)
+        return family_tree.FORM_SHARES[level]
     if _module(kind) is kinship_kinds:
-        return kinship_kinds.build(rng, list(NAMES), kind=kind, level=level, stats=stats)
+        return kinship_kinds.FORM_SHARES[kind][level]
+    forms = question_forms(kind, level)
+    return tuple((f, 1 / len(forms)) for f in forms)
+
+
+def form_at(kind: str, level: int, u: float) -> str:
+    """The form at quantile u (0 <= u < 1) of the kind's form shares. A picker that compares several candidates
+    (the Q-agent's hardest of N) draws u once per question and asks every candidate this form, so the pick keeps
+    each form's share instead of favouring the form that measures hardest."""
+    shares = [(f, s) for f, s in form_shares(kind, level) if s > 0]
+    total, edge = sum(s for _, s in shares), 0.0
+    for f, s in shares:
+        edge += s / total
+        if u < edge:
+            return f
+    return shares[-1][0]
+
+
+def _build(kind: str, level: int, rng: random.Random, stats: dict,
+           give_up: Callable[[], bool] | None = None, form: str | None = None) -> dict | None:
+    if kind == "family":
+        return family_tree.build(rng, list(NAMES), level=level, stats=stats, form=form)
+    if _module(kind) is kinship_kinds:
+        return kinship_kinds.build(rng, list(NAMES), kind=kind, level=level, stats=stats, form=form)
     if _module(kind) is seating_layouts:
         return seating_layouts.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats,
-                                          give_up=give_up)
+                                     give_up=give_up, form=form)
     return seating_classic.build(rng, [n for n, _ in NAMES], circular=kind == "seating_circular",
-                                 level=level, stats=stats)
+                                 level=level, stats=stats, form=form)
 
 
 def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: dict, id: str,
-                give_up: Callable[[], bool] | None = None) -> dict:
-    """One verified record of `kind` at `level` whose correct choice sits at index `target`.
+                give_up: Callable[[], bool] | None = None, form: str | None = None, flatten: bool = True) -> dict:
+    """One verified record of `kind` at `level` whose correct choice sits at index `target`, asking a question of
+    `form` (one of form_shares(kind, level)); when not given, a seating kind draws it uniformly from question_forms and
+    a kinship family by its shares.
 
     give_up (e.g. a deadline's passed()) is asked before every attempt after the first, and inside the slow
     families' clue search: True raises TimeoutError, so a caller with a time limit never waits long on a family.
+    flatten: a kinship key word its family asks too often is kept only part of the time (kinship.key_shares; counted
+    as "key_flattened"); False gives the builders' raw keys, as key_shares' table is measured.
     """
     mod = _module(kind)
+    forms = question_forms(kind, level)  # drawn once, so a form rejected more often is not asked less often
+    form = form or (rng.choice(forms) if forms else None)
     for attempt in range(MAX_ATTEMPTS):
         if attempt and give_up is not None and give_up():
             raise TimeoutError(f"gave up on a {kind} puzzle at level {level} after {stats.get('attempts', 0)} attempts")
         stats["attempts"] = stats.get("attempts", 0) + 1
-        built = _build(kind, level, rng, stats, give_up)
+        built = _build(kind, level, rng, stats, give_up, form)
         if built is None:
+            continue
+        if flatten and not key_shares.keep(kind, level, built["answer"], rng):
+            stats["key_flattened"] = stats.get("key_flattened", 0) + 1
             continue
         puzzle = dict(built["puzzle"], level=level)
         choices = list(built["distractors"])

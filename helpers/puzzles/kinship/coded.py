@@ -1,8 +1,9 @@
 """The "family_coded" kind: "P # Q means P is the father of Q; ..." then "If A # B @ C, how is A related to C?".
 
-An expression "A # B @ C" decodes to the named facts A # B and B @ C (kinship.facts solves them); a which-question
-asks which of four expressions over the same people means a given relation (the others mean other relations). The
-generator walks the hidden tree.
+An expression "A # B @ C" decodes to the named facts A # B and B @ C (kinship.facts solves them), plus at level 3
+perhaps a fact in words ("If A # B @ C and D is C's wife, ..."); a which-question asks which of four expressions over
+the same people means a given relation (the others mean other relations). People are letters, or their names where
+no gender is left to infer. The generator walks the hidden tree.
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ CODED_ASK = ("If {e}, how is {a} related to {b}?", "Given {e}, what is {a} to {b
              "If {e}, what relation is {a} to {b}?")
 WHICH_ASK = ("Which expression means {a} is {b}'s {t}?", "Which expression shows that {a} is the {t} of {b}?")
 CODE_COUNT = {1: 4, 2: 5, 3: 6}
-CODE_LINKS = {1: 2, 2: 3, 3: 4}
+CODE_LINKS = {1: (2,), 2: (3,), 3: (4, 5)}  # links of the expression (with the stated fact, if any)
+MIXED_SHARE = {1: 0.0, 2: 0.0, 3: 0.5}  # "If A # B @ C and D is C's wife, ...": the last link stated in words
+NAMED_SHARE = 0.7  # people named (Ravi, Meena) rather than lettered, where no gender is left to infer
 WHICH_SHARE = {1: 0.0, 2: 0.3, 3: 0.4}
+# the question forms per level with their shares: "which expression means ...?" or "what relation is A to B?"
+FORM_SHARES = {lvl: (("expression", s), ("relation", 1 - s)) for lvl, s in WHICH_SHARE.items()}
 # How often a relation key should be the shortest or the longest option (blind.balanced targets) for each level's keys
 # to be so 1 time in 4 overall: "Son" is always the shortest male word, "Uncle" never the longest, and level 1 asks
 # such one-link words often (16% of its keys cannot help being the shortest), so the other keys make up for them.
@@ -47,11 +52,21 @@ def expr_facts(codes: list[list[str]], tokens: list[str]) -> list[list[str]]:
     return [[meaning[tokens[i]], tokens[i - 1], tokens[i + 1]] for i in range(1, len(tokens), 2)]
 
 
+def coded_facts(p: dict) -> list[list[str]]:
+    """A relation question's facts: its expression decoded, then the facts stated in words."""
+    return expr_facts(p["codes"], p["expr"]) + p.get("stated", [])
+
+
+def _stated_text(p: dict) -> str:
+    """ " and D is C's wife" for each fact stated beside the expression."""
+    return "".join(f" and {a} is {b}'s {w}" for w, a, b in p.get("stated", []))
+
+
 def possible_coded(p: dict) -> set[str]:
     """The coded solver: the relation words the decoded facts allow, or the options that surely mean the target."""
     q = p["question"]
     if q[0] == "relation":
-        return relation_terms(gender_models(expr_facts(p["codes"], p["expr"])), q[2], q[1])
+        return relation_terms(gender_models(coded_facts(p)), q[2], q[1])
     return {_expr_text(o) for o in p["options"]
             if relation_terms(gender_models(expr_facts(p["codes"], o)), q[2], q[1]) == {q[3]}}
 
@@ -62,7 +77,7 @@ def render_coded(p: dict) -> str:
     codes = "; ".join(style.format(s=s, w=w) for s, w in p["codes"]) + "."
     q = p["question"]
     if q[0] == "relation":
-        ask = CODED_ASK[p["ask"]].format(e=_expr_text(p["expr"]), a=q[1], b=q[2])
+        ask = CODED_ASK[p["ask"]].format(e=_expr_text(p["expr"]) + _stated_text(p), a=q[1], b=q[2])
     else:
         ask = WHICH_ASK[p["ask"] % len(WHICH_ASK)].format(a=q[1], b=q[2], t=q[3].lower())
     return f"{CODE_INTROS[p['intro']]}{codes} {ask}"
@@ -71,8 +86,9 @@ def render_coded(p: dict) -> str:
 def _coded_solution(p: dict, answer: str) -> tuple[list[list[str]], list[str]]:
     """The facts behind the answer (the chosen expression's for a which-question) and the pair asked about."""
     q = p["question"]
-    tokens = p["expr"] if q[0] == "relation" else answer.split()
-    return expr_facts(p["codes"], tokens), [q[1], q[2]]
+    if q[0] == "relation":
+        return coded_facts(p), [q[1], q[2]]
+    return expr_facts(p["codes"], answer.split()), [q[1], q[2]]
 
 
 def explain_coded(p: dict, answer: str) -> str:
@@ -137,32 +153,44 @@ def _codes(rng: random.Random, words: list[str], level: int) -> list[list[str]]:
     return [[s, w] for s, w in zip(rng.sample(SYMBOLS, len(table)), table)]
 
 
-def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven coded-relation puzzle, or None with the reason counted."""
+def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                form: str | None = None) -> dict | None:
+    """One proven coded-relation puzzle, or None with the reason counted; the form drawn by FORM_SHARES unless given."""
     tree = fam.random_tree(rng, names, GENS[level])
-    which = rng.random() < WHICH_SHARE[level]
-    path = _coded_path(rng, tree, (level if which else CODE_LINKS[level]), which)
+    which = rng.random() < WHICH_SHARE[level] if form is None else form == "expression"
+    path = _coded_path(rng, tree, (level if which else rng.choice(CODE_LINKS[level])), which)
     if path is None:
         return reject(stats, "no_walk")
     words = [_word_of(tree, u, v) for u, v in zip(path, path[1:])]
     if level == 3 and not which and rng.random() < 0.5:  # a genderless middle link: its gender never matters
         j = rng.randrange(1, len(words))
         words[j] = NEUTRAL_OF[words[j]]
-    codes = _codes(rng, words, level)
-    letter = rename(path, rng)
+    a, b = path[0], path[-1]
+    if not which and level == 3 and words[-1] in ("husband", "wife") and rng.random() < 0.5:
+        a, b = b, a  # ask the reverse: the last person's gender follows only from the partner's word
+    mixed = not which and rng.random() < MIXED_SHARE[level]
+    codes = _codes(rng, words[:-1] if mixed else words, level)
+    # a name shows its person's gender, so people are lettered where the reader must infer one (the reversed question);
+    # a genderless middle link may name its person: that gender never matters. Which-questions repeat every person in
+    # four expressions: named, they reach 130 tokens (SmolLM2), so they keep letters
+    named = not which and (a, b) == (path[0], path[-1]) and rng.random() < NAMED_SHARE
+    letter = {v: v for v in path} if named else rename(path, rng)
     sym = {w: s for s, w in codes}
-    tokens = [letter[path[0]]] + [t for w, v in zip(words, path[1:]) for t in (sym[w], letter[v])]
+    linked = list(zip(words, path[1:]))[:-1] if mixed else list(zip(words, path[1:]))
+    tokens = [letter[path[0]]] + [t for w, v in linked for t in (sym[w], letter[v])]
     p = {"kind": "family_coded", "codes": codes, "style": rng.randrange(len(CODE_STYLES)),
          "intro": rng.randrange(len(CODE_INTROS)), "ask": rng.randrange(len(CODED_ASK))}
+    if mixed:  # the last link in words, said of either of its two people
+        u, v = path[-2], path[-1]
+        lab = next(lab for lab, w in fam.tree_links(tree, u) if w == v)
+        w, x, y = fam.tree_fact(tree, lab, u, v, rng.choice((u, v)))
+        p["stated"] = [[w, letter[x], letter[y]]]
     if which:
         return _finish_which(rng, tree, p, path, tokens, stats)
-    a, b = path[0], path[-1]
-    if level == 3 and words[-1] in ("husband", "wife") and rng.random() < 0.5:
-        a, b = b, a  # ask the reverse: the last person's gender follows only from the partner's word
     p.update(expr=tokens, question=["relation", letter[a], letter[b]])
     truth = term_for(fam.true_relation(tree, a, b), tree["gender"][a])
-    distractors = near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth},
-                             target=LENGTH_TARGETS[level])
+    distractors = near_terms(fam.true_relation(tree, a, b), tree["gender"][a], rng, {truth}, kind="family_coded",
+                             level=level, target=LENGTH_TARGETS[level])
     return check(p, truth, distractors, stats, CODED)
 
 

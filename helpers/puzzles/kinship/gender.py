@@ -1,7 +1,8 @@
 """The "family_gender" kind: facts partly without gender ("X is the child of Y"); the answer needs an inferred gender.
 
 The answer is a relation word whose gender follows only through a spouse, "Cannot be determined" when no fact
-fixes it, or the one statement of four that holds in every model (facts.gender_models).
+fixes it, or the one statement of four that holds in every model (facts.gender_models). People a gendered word
+names may keep their names; the others are letters. Level 3 states most links through a third person.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import random
 
 from helpers.puzzles import blind
-from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship import key_shares, tree as fam
 from helpers.puzzles.kinship.facts import (NEUTRAL, NEUTRAL_OF, gender_models, path_lines, proven_genders, rel_key,
                                            relation_terms, rename, stated_genders)
 from helpers.puzzles.kinship.words import (ASK, GENS, NEAR, NEAR_WEIGHT, OPP, UNNAMED, VOCAB, Kind, accept, check,
@@ -25,7 +26,13 @@ GENDER_KEYS = {1: ("uncle", "nephew", "grandparent", "grandchild", "parent-in-la
                    "child-in-law", "parent-in-law")}
 NEUTRAL_SHARE = {1: 0.3, 2: 0.45, 3: 0.6}  # chance a fact is worded without gender
 NOISE = {1: 0, 2: 1, 3: 2}  # true side facts that the answer does not need
+# chance a link of the asked chain is stated through a third person (tree.link_via: a sibling through a shared parent,
+# a parent as the other parent's spouse): one more link to derive, and one more person whose gender may be open
+SPLIT = {1: 0.0, 2: 0.15, 3: 0.7}
+NAMED_SHARE = 0.7  # chance a person whose gender a word states is named (Ravi) rather than lettered
+MAX_OPEN = 9  # people no gendered word names: the solver closes the facts once per assignment, 2^9 = 512 (~50 ms)
 TRUE_SHARE = {1: 0.0, 2: 0.3, 3: 0.5}  # "which statement is definitely true?"
+FORM_SHARES = {lvl: (("statement", s), ("relation", 1 - s)) for lvl, s in TRUE_SHARE.items()}
 CBD_SHARE = 0.25  # "Cannot be determined" keys 1 relation question in 4, as often as any other option (was 0.3)
 # A determined key's chance of being each blind rule's pick. CBD is always an option (the trap for a reader who infers
 # no gender) and always the longest; the other two are the opposite-gender word (the trap this kind tests) or another
@@ -33,7 +40,8 @@ CBD_SHARE = 0.25  # "Cannot be determined" keys 1 relation question in 4, as oft
 # determined key is each of those rules' pick 1 time in 3: 1 in 4 overall.
 DETERMINED_TARGET = {"most_similar": 1 / 3, "gender_pair": 1 / 3, "shortest": 1 / 3, "longest": 0.0}
 TRUE_KEYS = 8  # possible keys of a which-is-true question whose reach sets its rates (each costs ~3 ms)
-GENDER_INTROS = ("", "In a family: ", "Of a family's members: ")
+# none is a stated-facts intro (tree.INTROS): the reader tells the two families apart by it
+GENDER_INTROS = ("", "Among some relatives: ", "Of a family's members: ")
 TRUE_ASK = ("Which statement is definitely true?", "Which of the following must be true?",
             "Which is definitely true?")
 
@@ -166,8 +174,10 @@ def _infer_facts(rng: random.Random, tree: dict, x: str, level: int) -> list[lis
     return [["spouse", x, s], fam.tree_fact(tree, lab, s, b, s)]
 
 
-def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven gender-inference puzzle, or None with the reason counted."""
+def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                 form: str | None = None) -> dict | None:
+    """One proven gender-inference puzzle, or None with the reason counted; the form drawn by FORM_SHARES unless
+    given."""
     tree = fam.random_tree(rng, names, GENS[level])
     people = sorted(tree["gender"])
     cbd = rng.random() < CBD_SHARE
@@ -180,26 +190,34 @@ def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, s
         return reject(stats, "no_target")
     x, y = rng.choice(by_key[rng.choice(sorted(by_key))])
     facts = _compose_facts(rng, tree, x, y, level, cbd)
+    people_in = {p for f in facts for p in f[1:]}
+    if len(people_in) - len(stated_genders(facts) or {}) > MAX_OPEN:
+        return reject(stats, "too_open")
     if level >= 2:
         rng.shuffle(facts)
     order = list(dict.fromkeys(p for f in facts for p in f[1:]))
-    letter = rename(order, rng)
+    # people a gendered word names keep their (like-gendered) names; whoever's gender is to be inferred or left open
+    # is a letter, so only the facts tell it
+    said = stated_genders(facts) or {}
+    letter = {**rename(order, rng), **{p: p for p in order if p in said and rng.random() < NAMED_SHARE}}
     facts = [[w, letter[a], letter[b]] for w, a, b in facts]
     p = {"kind": "family_gender", "facts": facts, "styles": [rng.randrange(3) for _ in facts],
          "intro": rng.randrange(len(GENDER_INTROS))}
-    if rng.random() < TRUE_SHARE[level]:
+    if (rng.random() < TRUE_SHARE[level]) if form is None else form == "statement":
         return _finish_true(rng, tree, p, {v: k for k, v in letter.items()}, stats)
     p.update(question=["relation", letter[x], letter[y]], ask=rng.randrange(len(ASK)))
-    return _finish_relation(rng, tree, p, x, y, stats)
+    return _finish_relation(rng, tree, p, x, y, stats, level)
 
 
 def _compose_facts(rng: random.Random, tree: dict, x: str, y: str, level: int, cbd: bool) -> list[list[str]]:
     """Path facts from y to x, then gender-fixing facts (unless x's gender is to stay open), then side facts."""
     quiet = {x, tree["spouse"].get(x)} if cbd else {x}  # people no gendered word may be said of
     facts, u = [], y
-    for _, v in fam.tree_path(tree, y, x):
-        subject = rng.choice((u, v))
-        facts.append(_link_fact(tree, u, v, subject, subject in quiet or rng.random() < NEUTRAL_SHARE[level]))
+    for label, v in fam.tree_path(tree, y, x):
+        via = fam.link_via(tree, label, u, v) if rng.random() < SPLIT[level] else None
+        for a, b in ((u, via[1]), (via[1], v)) if via and via[1] else ((u, v),):
+            subject = rng.choice((a, b))
+            facts.append(_link_fact(tree, a, b, subject, subject in quiet or rng.random() < NEUTRAL_SHARE[level]))
         u = v
     if not cbd:
         extra = _infer_facts(rng, tree, x, level)
@@ -224,7 +242,7 @@ def _side_facts(rng: random.Random, tree: dict, facts: list[list[str]], quiet: s
     return out
 
 
-def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, stats: dict) -> dict | None:
+def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, stats: dict, level: int) -> dict | None:
     """A relation question: the inferred word, or "Cannot be determined" with both gendered words as traps."""
     key = fam.true_relation(tree, x, y)
     proven = possible_gender(p)
@@ -237,8 +255,9 @@ def _finish_relation(rng: random.Random, tree: dict, p: dict, x: str, y: str, st
         return accept(p, CBD, pair + [rng.choice(sorted(near))], stats, GENDER)
     truth = term_for(key, tree["gender"][x])
     others = [term_for(k, s) for k in sorted(fam.TERMS) if k != key for s in "mf"]
-    distractors = blind.balanced(truth, [term_for(key, OPP[tree["gender"][x]])] + others, rng, fixed=[CBD],
-                                 target=DETERMINED_TARGET, weights=near)
+    pool = [term_for(key, OPP[tree["gender"][x]])] + others
+    distractors = blind.balanced(truth, pool, rng, fixed=[CBD], target=DETERMINED_TARGET,
+                                 weights=key_shares.weights("family_gender", level, pool, near))
     return check(p, truth, distractors, stats, GENDER)
 
 
@@ -260,8 +279,9 @@ def _finish_true(rng: random.Random, tree: dict, p: dict, name: dict, stats: dic
     people = list(dict.fromkeys(a for f in p["facts"] for a in f[1:]))
     stated, said = stated_genders(p["facts"]) or {}, {frozenset(f[1:]) for f in p["facts"]}
     cands, keys = _candidate_statements(models, people)
-    status = {i: _holds(models, st, keys) for i, st in enumerate(cands)}
-    sure = [st for i, st in enumerate(cands) if status[i] == {True} and st[1] not in stated
+    cands = [st for st in cands if st[1] not in stated]  # every option about someone no word sexes: a name tells
+    status = {i: _holds(models, st, keys) for i, st in enumerate(cands)}  # nothing the options could be sorted by
+    sure = [st for i, st in enumerate(cands) if status[i] == {True}
             and (st[0] == "gender" or frozenset(st[1:3]) not in said)]
     if not sure:
         return reject(stats, "nothing_inferred")

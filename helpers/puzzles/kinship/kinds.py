@@ -6,7 +6,9 @@ Kinds (each at levels 1-3):
   how the pointed-at person is related to the speaker, the speaker to them, or them to the speaker's father,
   mother, husband or wife. Form B states a relative of the pointed-at person: "Her mother is my only daughter."
 - "family_coded": "P # Q means P is the father of Q; ..." then "A # B @ C", read A # B and B @ C; the question
-  asks how A is related to C, or which of four expressions means "X is Y's grandmother".
+  asks how A is related to C, or which of four expressions means "X is Y's grandmother". Level 3 may state the last
+  link in words beside the code ("If A # B @ C and D is C's wife, ..."); people are lettered, or named (Ravi, Meena)
+  where no gender is left to infer.
 - "family_gender": facts worded partly without gender ("X is the child of Y", "Y is the spouse of Z"); the
   question needs a gender that only follows from other facts, or is not fixed at all ("Cannot be determined"),
   or asks which of four statements is definitely true.
@@ -17,7 +19,8 @@ Conventions (tree.py's, written out; the solvers use nothing else):
   father (no step-families). Relatives do not marry each other. Distinct names or letters are distinct people.
 - Gender is known only from a gendered word said about a person (father, sister, He, his friend, "a man") or
   about their partner: a couple is a man and a woman (tree.py already forbids two fathers), so "C is D's
-  wife" makes D male. A name or letter never tells a gender.
+  wife" makes D male. The solvers never read a gender off a name or letter (a name's gender always agrees with
+  the words said of its person, and the families that test gender inference use letters).
 - "the son of N" may be any son of N, someone already mentioned included when the text already makes them N's
   son: "my father's son", said by a man, is himself or a brother. Nobody is taken to be a relative the text does
   not make them (my uncle's wife is not also my father's sister). "the only son of N" says N has exactly one
@@ -52,16 +55,20 @@ from __future__ import annotations
 
 import random
 
-from helpers.puzzles.kinship.coded import (build_coded, expr_facts, explain_coded, possible_coded, render_coded,
+from helpers.puzzles.kinship.coded import FORM_SHARES as CODED_FORMS
+from helpers.puzzles.kinship.coded import (build_coded, coded_facts, explain_coded, possible_coded, render_coded,
                                            work_coded)
 from helpers.puzzles.kinship.facts import gender_models, relation_terms
+from helpers.puzzles.kinship.gender import FORM_SHARES as GENDER_FORMS
 from helpers.puzzles.kinship.gender import (CBD, build_gender, explain_gender, possible_gender, render_gender,
                                             work_gender)
+from helpers.puzzles.kinship.pointing import FORM_SHARES as POINTING_FORMS
 from helpers.puzzles.kinship.pointing import (INLAW, build_pointing, explain_pointing, possible_pointing,
                                               render_pointing, work_pointing)
 
 # CBD and INLAW are re-exported: tests and callers name them as kinship.CBD, kinship.INLAW
-__all__ = ["KINDS", "CBD", "INLAW", "BUILDERS", "build", "render", "possible_answers", "relation_words", "explain",
+__all__ = ["KINDS", "CBD", "INLAW", "BUILDERS", "FORM_SHARES", "build", "render", "possible_answers", "relation_words",
+           "explain",
            "work"]
 
 KINDS = ("family_pointing", "family_coded", "family_gender")
@@ -70,13 +77,16 @@ KINDS = ("family_pointing", "family_coded", "family_gender")
 # ---- the module interface -----------------------------------------------------------------------------------
 
 BUILDERS = {"family_pointing": build_pointing, "family_coded": build_coded, "family_gender": build_gender}
+FORM_SHARES = {"family_pointing": POINTING_FORMS, "family_coded": CODED_FORMS, "family_gender": GENDER_FORMS}
 
 
-def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level: int, stats: dict) -> dict | None:
-    """One proven puzzle {"puzzle", "answer", "distractors"} of `kind` at `level`, or None (stats[reason] += 1)."""
+def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level: int, stats: dict,
+          form: str | None = None) -> dict | None:
+    """One proven puzzle {"puzzle", "answer", "distractors"} of `kind` at `level`, or None (stats[reason] += 1); a
+    question of `form` (one of FORM_SHARES[kind][level]), drawn by its share when not given."""
     if kind not in BUILDERS or level not in (1, 2, 3):
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}; kinds are {KINDS}, levels 1-3")
-    return BUILDERS[kind](rng, names, level, stats)
+    return BUILDERS[kind](rng, names, level, stats, form)
 
 
 def render(puzzle: dict) -> str:
@@ -98,7 +108,7 @@ def relation_words(puzzle: dict) -> set[str]:
         return possible_pointing(puzzle)
     if q[0] != "relation":
         raise ValueError(f"{puzzle['kind']} {q[0]!r} questions have options, not relation words")
-    facts = expr_facts(puzzle["codes"], puzzle["expr"]) if puzzle["kind"] == "family_coded" else puzzle["facts"]
+    facts = coded_facts(puzzle) if puzzle["kind"] == "family_coded" else puzzle["facts"]
     return relation_terms(gender_models(facts), q[2], q[1])
 
 

@@ -13,16 +13,12 @@ from helpers.puzzles.kinship.facts import NEUTRAL
 from helpers.puzzles.kinship.words import ASK
 
 _NAME = r"[A-Z][a-z]*"
-_FACT = re.compile(rf"({_NAME}) is ({_NAME})'s (" + "|".join(tree.REL_WORDS) + r")\.")
-_RELATION = re.compile(rf"How is ({_NAME}) related to ({_NAME})\?")
-_WHO = re.compile(rf"Who is ({_NAME})'s ([a-z][a-z -]*)\?")
 # the words a stated or coded fact may use: the gendered ones and their neutral forms (parent, child, ...)
 FACT_WORDS = tuple(tree.REL_WORDS) + tuple(NEUTRAL)
 _WORD = "(" + "|".join(FACT_WORDS) + ")"
 _GENDER_FACTS = (re.compile(rf"({_NAME}) is the {_WORD} of ({_NAME})\."),  # kinship.gender's three wordings
                  re.compile(rf"({_NAME}) is ({_NAME})'s {_WORD}\."), re.compile(rf"({_NAME})'s {_WORD} is ({_NAME})\."))
 _STATEMENT = (re.compile(rf"({_NAME}) is (male|female)"), re.compile(rf"({_NAME}) is ({_NAME})'s ([a-z][a-z-]*)"))
-FACTS_INTRO = "In a family: "
 
 
 def parse(text: str, choices: list[str] | None = None) -> tuple[dict | None, str | None]:
@@ -44,15 +40,34 @@ def _template(template: str, **groups: str) -> re.Pattern:
 
 
 def _read_facts(text: str, choices: list[str]) -> dict | None:
-    """The stated-facts family: "In a family: A is B's mother. ... How is X related to Y?"."""
-    if not text.startswith(FACTS_INTRO):
+    """The stated-facts family: "In a family: A is B's mother. ... How is X related to Y?" in any of its wordings."""
+    intro = next((i for i, t in enumerate(tree.INTROS) if text.startswith(t)), None)
+    if intro is None:
         return None
-    body, _, ask = text[len(FACTS_INTRO):].rpartition(". ")
-    relation, who = _RELATION.fullmatch(ask), _WHO.fullmatch(ask)
-    if relation is None and who is None:
-        return None
-    question = ["relation", *relation.groups()] if relation else ["who", who.group(2), who.group(1)]
-    return {"kind": "family", "facts": [[rel, a, b] for a, b, rel in _FACT.findall(body + ".")], "question": question}
+    sentences = re.split(r"(?<=\.) ", text[len(tree.INTROS[intro]):])
+    facts, styles = [], []
+    for s in sentences[:-1]:
+        fact = _fact(s, tuple(tree.REL_WORDS))
+        if fact is None:
+            return None
+        facts.append(fact[0])
+        styles.append(fact[1])
+    p = {"kind": "family", "facts": facts, "question": None, "intro": intro, "styles": styles}
+    for i, (relation, who) in enumerate(zip(tree.ASK, tree.WHO_ASK)):
+        if m := _template(relation, x=_NAME, y=_NAME).fullmatch(sentences[-1]):
+            return dict(p, question=["relation", m.group("x"), m.group("y")], ask=i)
+        if m := _template(who, y=_NAME, r=r"[a-z][a-z -]*").fullmatch(sentences[-1]):
+            return dict(p, question=["who", m.group("r"), m.group("y")], ask=i)
+    return None
+
+
+def _fact(sentence: str, words: tuple[str, ...]) -> tuple[list[str], int] | None:
+    """One stated fact in any wording (tree.FACT_STYLES) back to ([word, a, b], style): "a is b's word"."""
+    for style, template in enumerate(tree.FACT_STYLES):
+        m = _template(template, a=_NAME, b=_NAME, w="|".join(words)).fullmatch(sentence)
+        if m:
+            return [m.group("w"), m.group("a"), m.group("b")], style
+    return None
 
 
 def _read_coded(text: str, choices: list[str]) -> dict | None:
@@ -75,7 +90,12 @@ def _coded_question(p: dict, ask: str, choices: list[str]) -> dict | None:
     for i, template in enumerate(coded.CODED_ASK):
         m = _template(template, e=r".+?", a=_NAME, b=_NAME).fullmatch(ask)
         if m:
-            return dict(p, ask=i, expr=m.group("e").split(" "), question=["relation", m.group("a"), m.group("b")])
+            expr, *said = m.group("e").split(" and ")
+            stated = [_fact(s + ".", FACT_WORDS) for s in said]
+            if None in stated or any(style != 0 for _, style in stated):
+                return None
+            p = dict(p, stated=[fact for fact, _ in stated]) if stated else p
+            return dict(p, ask=i, expr=expr.split(" "), question=["relation", m.group("a"), m.group("b")])
     for i, template in enumerate(coded.WHICH_ASK):
         m = _template(template, a=_NAME, b=_NAME, t=r"[a-z][a-z-]*").fullmatch(ask)
         if m and len(choices) == 4:

@@ -55,6 +55,9 @@ OPENINGS = (
     ('Introducing {T} to {sp} friends, {S} said, "{stmt}"', False, True, True, ""),
     ('Pointing to {a} in the street, {S} told {sp} friend, "{stmt}"', False, True, False, ""),
     ('Looking at a portrait, {S} told {sp} friend, "{stmt}"', True, True, False, "portrait"),
+    ('Pointing to a picture on the wall, {S} said, "{stmt}"', True, False, False, "picture"),
+    ('Meeting {T} at a wedding, {S} said, "{stmt}"', False, False, True, ""),
+    ('Pointing to a picture on the wall, {S} told {sp} neighbour, "{stmt}"', True, True, False, "picture"),
 )
 # How often a key should be the shortest or the longest option (blind.balanced targets) for each level's keys to be so
 # 1 time in 4 overall: "Son" is always the shortest male word and "Aunt", "Uncle" never the longest, and the levels
@@ -63,7 +66,7 @@ OPENINGS = (
 # = 1/4. Without them the shortest rule got 30% and the longest 21% over the three levels (2,400 puzzles).
 LENGTH_TARGETS = {1: {"shortest": 0.228, "longest": 0.280}, 2: {"shortest": 0.174, "longest": 0.325},
                   3: {"shortest": 0.156, "longest": 0.266}}
-WITH_PRONOUN = {0: 2, 1: 7, 3: 5, 4: 6}  # the same scene with the speaker's gender said ("his friend")
+WITH_PRONOUN = {0: 2, 1: 7, 3: 5, 4: 6, 8: 10}  # the same scene with the speaker's gender said ("his friend")
 
 
 class Reading:
@@ -566,8 +569,12 @@ def _settle_only(p: dict, true_only: list[bool], truth: str, rng: random.Random)
     return p, sum(1 for _, o in p["chain"] if o)
 
 
-def build_pointing(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict) -> dict | None:
-    """One proven pointing puzzle, or None with the reason counted."""
+FORM_SHARES = {lvl: (("relation", 1.0),) for lvl in (1, 2, 3)}  # one form: "how is the man related to X?"
+
+
+def build_pointing(rng: random.Random, names: list[tuple[str, str]], level: int, stats: dict,
+                   form: str | None = None) -> dict | None:
+    """One proven pointing puzzle, or None with the reason counted (one form: relation)."""
     tree = fam.random_tree(rng, names, GENS[level])
     s = rng.choice(sorted(p for p in tree["gender"] if tree["father"][p]))
     walk = None
@@ -608,7 +615,8 @@ def _finish_pointing(rng: random.Random, p: dict, true_only: list[bool], truth: 
     if level == 2 and not any(w in INLAW for w, _ in p["chain"]) and p.get("rel") not in ("husband", "wife"):
         return reject(stats, "no_in_law")
     # only level 3 asks "Himself" (~4% of its keys)
-    distractors = near_terms(key, g, rng, {truth}, with_self=level == 3, target=LENGTH_TARGETS[level])
+    distractors = near_terms(key, g, rng, {truth}, kind="family_pointing", level=level, with_self=level == 3,
+                             target=LENGTH_TARGETS[level])
     return accept(p, truth, distractors, stats, POINTING)
 
 

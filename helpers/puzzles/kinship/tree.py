@@ -1,7 +1,10 @@
 """Blood-relation / family-tree puzzles: hidden tree, stated facts, text, and a facts-only solver.
 
-A puzzle is a plain dict {"kind": "family", "facts": [[rel, A, B], ...], "question": [...]}, where a
-fact ["mother", "Ana", "Ben"] reads "Ana is Ben's mother". The solver uses the stated facts only,
+A puzzle is a plain dict {"kind": "family", "facts": [[rel, A, B], ...], "question": [...], "intro", "styles",
+"ask"}, where a fact ["mother", "Ana", "Ben"] reads "Ana is Ben's mother" (or "Ana is the mother of Ben", "Ben's
+mother is Ana": styles, one per fact; intro and ask pick the opening and the question's wording). Level 3 asks
+relations three or more links away (a great-uncle by marriage is four) and states most links only through a third
+person, for the solver to derive. The solver uses the stated facts only,
 under the usual conventions of such puzzles (left implicit in the text, as in aptitude tests):
 siblings are full siblings, the two parents of a child are married to each other, a married
 person's spouse is a parent of their children (no step-families), relatives do not marry each other,
@@ -17,6 +20,7 @@ import random
 from collections import deque
 
 from helpers.puzzles import blind
+from helpers.puzzles.kinship import key_shares
 
 REL_WORDS = {"father": ("P", "m"), "mother": ("P", "f"), "son": ("C", "m"), "daughter": ("C", "f"),
              "brother": ("S", "m"), "sister": ("S", "f"), "husband": ("H", "m"), "wife": ("H", "f")}
@@ -26,7 +30,7 @@ EDGE_WORDS = {"P": ("father", "mother", "parent"), "C": ("son", "daughter", "chi
 PATHS = {"P": "parent", "C": "child", "S": "sibling", "H": "spouse", "PP": "grandparent", "CC": "grandchild",
          "PPP": "great-grandparent", "CCC": "great-grandchild", "PS": "uncle", "PSH": "uncle", "SC": "nephew",
          "HSC": "nephew", "PSC": "cousin", "HP": "parent-in-law", "CH": "child-in-law", "HS": "sibling-in-law",
-         "SH": "sibling-in-law", "PPS": "great-uncle"}
+         "SH": "sibling-in-law", "PPS": "great-uncle", "PPSH": "great-uncle"}
 TERMS = {"parent": ("Father", "Mother"), "child": ("Son", "Daughter"), "sibling": ("Brother", "Sister"),
          "spouse": ("Husband", "Wife"), "grandparent": ("Grandfather", "Grandmother"),
          "grandchild": ("Grandson", "Granddaughter"), "great-grandparent": ("Great-grandfather", "Great-grandmother"),
@@ -45,25 +49,40 @@ LEVEL_KEYS = {
 }
 GENERATIONS = {1: 3, 2: 3, 3: 4}
 NOISE_FACTS = {1: 0, 2: 1, 3: 2}
-SPLIT_SIBLINGS = {1: 0.0, 2: 0.5, 3: 0.8}  # chance a sibling link is stated only through a shared parent
-WHO_SHARE = {1: 0.25, 2: 0.3, 3: 0.3}
+SPLIT_SIBLINGS = {1: 0.0, 2: 0.5, 3: 0.9}  # chance a sibling link is stated only through a shared parent
+# chance a parent, child or spouse link is stated only through a third person ("Ben's mother is Ana. Carl is Ana's
+# husband." for "Carl is Ben's father"), one more deduction per link
+INDIRECT = {1: 0.0, 2: 0.2, 3: 0.9}
+NESTED = {1: 0.0, 2: 0.0, 3: 0.5}  # chance each of those two links is itself stated through a fourth person
+MIN_HOPS = {1: 1, 2: 1, 3: 3}  # level 3 chains across three generations or through a marriage
+WHO_SHARE = {1: 0.25, 2: 0.3, 3: 0.15}
+# the question forms per level with their shares: "who is X's aunt?" or "how is X related to Y?"
+FORM_SHARES = {lvl: (("who", s), ("relation", 1 - s)) for lvl, s in WHO_SHARE.items()}
+INTROS = ("In a family: ", "Consider a family. ", "Facts about a family: ", "Here is a family tree. ")
+FACT_STYLES = ("{a} is {b}'s {w}.", "{a} is the {w} of {b}.", "{b}'s {w} is {a}.")
+ASK = ("How is {x} related to {y}?", "What is {x} to {y}?", "What relation is {x} to {y}?", "Who is {x} to {y}?")
+WHO_ASK = ("Who is {y}'s {r}?", "Who is the {r} of {y}?", "Which person is {y}'s {r}?", "Who among them is {y}'s {r}?")
 # How often a relation key should be the longest or the shortest option (blind.balanced targets) for each level's
 # keys to be so 1 time in 4 overall: some keys cannot take their share (no female word is longer than
 # "Great-granddaughter", none shorter than "Aunt" and "Wife") and level 3 asks the long great-* words often, so the
 # other keys make up for them. Each value solves: the mean over ~1,500 built keys of clamp(t, the rates that key's
-# vocabulary allows) = 1/4. Without them level 3 gave the longest rule 31% and the shortest 20% (800 puzzles).
+# vocabulary allows) = 1/4. Without them level 3 gave the longest rule 31% and the shortest 20% (800 puzzles). Level 3,
+# three links and more, asks the great-* words most: solved over 213 keys 0.51 / 0.01, eased to 0.45 / 0.05 because
+# the four length ranks (blind's second shortest and second longest too) share each key's chance.
 LENGTH_TARGETS = {1: {"shortest": 0.276, "longest": 0.309}, 2: {"shortest": 0.254, "longest": 0.362},
-                  3: {"shortest": 0.377, "longest": 0.140}}
+                  3: {"shortest": 0.45, "longest": 0.05}}
 WHO_EXTRA = 6  # side facts a who-question may add for its distractors (3 sufficed for 3 people of either gender)
 
 
 def close(facts: list[list]) -> dict | None:
-    """Everything the facts imply under the conventions, with a reason per derived link; None if contradictory."""
+    """Everything the facts imply under the conventions, with a reason per derived link and the two links it follows
+    from ("from": keys ("P", child, parent), ("S", a, b), ("H", a, b)); None if contradictory."""
     gender: dict[str, str] = {}
     parents: dict[str, set] = {}
     spouse: dict[str, set] = {}
     sib: dict[str, set] = {}
     why: dict[tuple, str] = {}
+    premises: dict[tuple, tuple] = {}
     people: list[str] = []
     for rel, a, b in facts:
         for x in (a, b):
@@ -83,37 +102,57 @@ def close(facts: list[list]) -> dict | None:
             table[b].add(a)
     changed = True
 
-    def link(table: dict, x: str, y: str, reason: str, label: str, sym: bool) -> None:
+    def link(table: dict, x: str, y: str, reason: str, label: str, sym: bool, given: tuple) -> None:
         nonlocal changed
         for u, v in ((x, y), (y, x)) if sym else ((x, y),):
             if u != v and v not in table[u]:
                 table[u].add(v)
                 why.setdefault((label, u, v), reason)
+                premises.setdefault((label, u, v), given)
                 changed = True
     while changed:
         changed = False
         for x in people:
             for s in sorted(sib[x]):
                 for t in sorted(sib[s]):
-                    link(sib, x, t, f"both are {s}'s siblings", "S", True)
+                    link(sib, x, t, f"both are {s}'s siblings", "S", True, (("S", x, s), ("S", s, t)))
                 for p in sorted(parents[s]):
-                    link(parents, x, p, f"{x} is {s}'s sibling", "P", False)
+                    link(parents, x, p, f"{x} is {s}'s sibling", "P", False, (("S", x, s), ("P", s, p)))
             ps = sorted(parents[x])
             for i, p in enumerate(ps):
                 for q in ps[i + 1:]:
-                    link(spouse, p, q, f"both are {x}'s parents", "H", True)
+                    link(spouse, p, q, f"both are {x}'s parents", "H", True, (("P", x, p), ("P", x, q)))
                 for w in sorted(spouse[p]):
-                    link(parents, x, w, f"{w} is married to {p}", "P", False)
+                    link(parents, x, w, f"{w} is married to {p}", "P", False, (("P", x, p), ("H", p, w)))
             for y in people:
                 if y != x and parents[x] & parents[y]:
                     shared = sorted(parents[x] & parents[y])[0]
-                    link(sib, x, y, f"both are {shared}'s children", "S", True)
+                    link(sib, x, y, f"both are {shared}'s children", "S", True, (("P", x, shared), ("P", y, shared)))
         for x in people:
             genders = [gender.get(p) for p in parents[x]]
             if len(parents[x]) > 2 or len(spouse[x]) > 1 or x in parents[x] or genders.count("m") > 1 \
                     or genders.count("f") > 1:
                 return None
-    return {"people": people, "gender": gender, "parents": parents, "spouse": spouse, "sib": sib, "why": why}
+    return {"people": people, "gender": gender, "parents": parents, "spouse": spouse, "sib": sib, "why": why,
+            "from": premises}
+
+
+def _key(label: str, u: str, v: str) -> tuple[str, str, str]:
+    """The closure's key of the link u -label-> v (a child link is kept as the child's parent link)."""
+    return ("P", v, u) if label == "C" else (label, u, v)
+
+
+def derivation(world: dict, label: str, u: str, v: str) -> list[tuple[str, str, str]]:
+    """The derived links (closure keys) that proving u -label-> v takes, premises first; empty when stated."""
+    out: list[tuple[str, str, str]] = []
+
+    def visit(key: tuple[str, str, str]) -> None:
+        if key in world["from"] and key not in out:
+            for premise in world["from"][key]:
+                visit(premise)
+            out.append(key)
+    visit(_key(label, u, v))
+    return out
 
 
 def _edges(world: dict, x: str) -> list[tuple[str, str]]:
@@ -189,31 +228,33 @@ def possible_answers(puzzle: dict) -> set:
 def work(puzzle: dict) -> dict:
     """The solver's work: links chained from Y to X (hops), of which derived rather than stated, and the answer space.
 
-    steps = hops + derived links (each derivation, e.g. a sibling through a shared parent, is one more deduction);
-    log2_space = log2 of the answers the question admits before any fact (every relation word, or every person).
+    steps = hops + deductions: every link the route's derived links rest on, derived in turn (a sibling through a
+    parent who is himself known only as the mother's husband is two deductions); log2_space = log2 of the answers
+    the question admits before any fact (every relation word, or every person).
     """
     world = close(puzzle["facts"])
     q = puzzle["question"]
     answer = next(iter(possible_answers(puzzle)), None)
     x = q[1] if q[0] == "relation" else answer
     route = paths(world, q[2], x)[0] if world and x else []
-    stated = {(REL_WORDS[r][0], b, a) for r, a, b in puzzle["facts"]}
-    stated |= {({"P": "C", "C": "P"}.get(REL_WORDS[r][0], REL_WORDS[r][0]), a, b) for r, a, b in puzzle["facts"]}
-    derived, u = 0, q[2]
+    derived, deduced, u = 0, set(), q[2]
     for label, v in route:
-        derived += (label, u, v) not in stated
+        chain = derivation(world, label, u, v)
+        derived += bool(chain)
+        deduced.update(chain)
         u = v
     space = 2 * len(TERMS) if q[0] == "relation" else len(world["people"]) if world else 1
-    return {"steps": len(route) + derived, "hops": len(route), "derived": derived,
+    return {"steps": len(route) + len(deduced), "hops": len(route), "derived": derived, "deductions": len(deduced),
             "log2_space": round(math.log2(max(space, 1)), 3)}
 
 
 def render(puzzle: dict) -> str:
-    """The question text, rendered only from the structured puzzle."""
-    facts = " ".join(f"{a} is {b}'s {rel}." for rel, a, b in puzzle["facts"])
-    q = puzzle["question"]
-    ask = f"How is {q[1]} related to {q[2]}?" if q[0] == "relation" else f"Who is {q[2]}'s {q[1]}?"
-    return f"In a family: {facts} {ask}"
+    """The question text, rendered only from the structured puzzle (a hand-made one without wordings takes the first)."""
+    styles = puzzle.get("styles") or [0] * len(puzzle["facts"])
+    facts = " ".join(FACT_STYLES[s].format(a=a, b=b, w=rel) for (rel, a, b), s in zip(puzzle["facts"], styles))
+    q, i = puzzle["question"], puzzle.get("ask", 0)
+    ask = ASK[i].format(x=q[1], y=q[2]) if q[0] == "relation" else WHO_ASK[i].format(y=q[2], r=q[1])
+    return f"{INTROS[puzzle.get('intro', 0)]}{facts} {ask}"
 
 
 def explain(puzzle: dict, value: str) -> str:
@@ -221,17 +262,24 @@ def explain(puzzle: dict, value: str) -> str:
     world = close(puzzle["facts"])
     q = puzzle["question"]
     y, x = q[2], (q[1] if q[0] == "relation" else value)
-    steps = []
-    stated = {(REL_WORDS[r][0], b, a) for r, a, b in puzzle["facts"]}
-    stated |= {({"P": "C", "C": "P"}.get(REL_WORDS[r][0], REL_WORDS[r][0]), a, b) for r, a, b in puzzle["facts"]}
-    u = y
+    steps, told, u = [], set(), y
     for label, v in paths(world, y, x)[0]:
-        word = EDGE_WORDS[label][{"m": 0, "f": 1}.get(world["gender"].get(v), 2)]
-        reason = "" if (label, u, v) in stated else link_reason(world, label, u, v)
-        steps.append(f"{u}'s {word} is {v}{reason}.")
+        chain = derivation(world, label, u, v)
+        for key in chain[:-1]:  # the derived links this one rests on, each said once
+            if key not in told:
+                told.add(key)
+                steps.append(_sentence(world, key[0], key[1], key[2], link_reason(world, *key)))
+        told.update(chain)
+        steps.append(_sentence(world, label, u, v, link_reason(world, label, u, v) if chain else ""))
         u = v
     tail = f"So {x} is {y}'s {value.lower()}." if q[0] == "relation" else f"So {value} is {y}'s {q[1]}."
     return " ".join(steps + [tail])
+
+
+def _sentence(world: dict, label: str, u: str, v: str, reason: str) -> str:
+    """ "Ben's father is Carl (Carl is married to Ana)." """
+    word = EDGE_WORDS[label][{"m": 0, "f": 1}.get(world["gender"].get(v), 2)]
+    return f"{u}'s {word} is {v}{reason}."
 
 
 def link_reason(world: dict, label: str, u: str, v: str) -> str:
@@ -301,7 +349,7 @@ def true_relation(tree: dict, x: str, y: str) -> str | None:
     if (key := BLOOD.get(_blood(tree, x, y))) is not None:
         return key
     if (sx := tree["spouse"].get(x)) is not None:
-        by_marriage = {(2, 1): "uncle", (1, 1): "sibling-in-law", (0, 1): "child-in-law"}
+        by_marriage = {(2, 1): "uncle", (1, 1): "sibling-in-law", (0, 1): "child-in-law", (3, 1): "great-uncle"}
         if (key := by_marriage.get(_blood(tree, sx, y))) is not None:
             return key
     if (sy := tree["spouse"].get(y)) is not None:
@@ -357,6 +405,36 @@ def tree_path(tree: dict, y: str, x: str) -> list[tuple[str, str]]:
     return out[::-1]
 
 
+def link_via(tree: dict, label: str, u: str, v: str) -> tuple[str, str, str] | None:
+    """A third person w that states the link u -label-> v in two links (u -first-> w -second-> v), or None."""
+    if label == "S":
+        return "P", tree["father"][u], "C"
+    if label == "P":  # v is u's parent: the other parent's spouse
+        other = tree["mother" if tree["gender"][v] == "m" else "father"][u]
+        return ("P", other, "H") if other else None
+    if label == "C":  # v is u's child: the child of u's spouse
+        return ("H", tree["spouse"][u], "C") if u in tree["spouse"] else None
+    kids = [c for c in tree["gender"] if u in (tree["father"][c], tree["mother"][c])]
+    return ("C", kids[0], "P") if kids else None  # spouses: both parents of one child
+
+
+def _link_facts(rng: random.Random, tree: dict, label: str, u: str, v: str, level: int,
+                avoid: frozenset = frozenset()) -> list[list]:
+    """The facts stating one link of the asked chain: the link itself, or (by level) two links through a third person
+    whose closure derives it (a sibling through a shared parent, a parent as the other parent's spouse, ...), each of
+    those in turn (at level 3) through a fourth."""
+    chance = NESTED[level] if avoid else SPLIT_SIBLINGS[level] if label == "S" else INDIRECT[level]
+    via = link_via(tree, label, u, v) if rng.random() < chance else None
+    w = via and (tree[rng.choice(("father", "mother"))][u] if label == "S" else via[1])
+    if via is None or w is None or w in avoid:
+        return [tree_fact(tree, label, u, v, rng.choice((u, v)))]
+    first, _, second = via
+    if avoid:
+        return [tree_fact(tree, first, u, w, rng.choice((u, w))), tree_fact(tree, second, w, v, rng.choice((w, v)))]
+    seen = frozenset((u, v, w))
+    return _link_facts(rng, tree, first, u, w, level, seen) + _link_facts(rng, tree, second, w, v, level, seen)
+
+
 def _targets(tree: dict, level: int, who: bool) -> list[tuple]:
     """Candidate (question, y, answer person, relation key) choices the hidden tree supports."""
     people = list(tree["gender"])
@@ -371,15 +449,18 @@ def _targets(tree: dict, level: int, who: bool) -> list[tuple]:
         return out
     keys = LEVEL_KEYS[level]
     return [(["relation", x, y], y, x, k) for x in people for y in people
-            if x != y and (k := true_relation(tree, x, y)) in keys]
+            if x != y and (k := true_relation(tree, x, y)) in keys and len(tree_path(tree, y, x)) >= MIN_HOPS[level]]
 
 
-def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats: dict) -> dict | None:
-    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1."""
+def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats: dict,
+          form: str | None = None) -> dict | None:
+    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. The form ("who" or
+    "relation") is drawn by FORM_SHARES unless given."""
     def reject(reason: str) -> None:
         stats[reason] = stats.get(reason, 0) + 1
     tree = random_tree(rng, names, GENERATIONS[level])
-    targets = _targets(tree, level, rng.random() < WHO_SHARE[level])
+    who = rng.random() < WHO_SHARE[level] if form is None else form == "who"
+    targets = _targets(tree, level, who)
     if not targets:
         return reject("no_target")
     by_key: dict[str, list] = {}
@@ -387,15 +468,13 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
         by_key.setdefault(t[3] if t[0][0] == "relation" else t[0][1], []).append(t)
     question, y, x, key = rng.choice(by_key[rng.choice(sorted(by_key))])
     facts: list[list] = []
-    u = y
+    u, hops = y, set()
     for label, v in tree_path(tree, y, x):
-        if label == "S" and rng.random() < SPLIT_SIBLINGS[level]:
-            p = tree[rng.choice(("father", "mother"))][u]
-            facts += [tree_fact(tree, "P", u, p, rng.choice((u, p))), tree_fact(tree, "C", p, v, rng.choice((p, v)))]
-        else:
-            facts.append(tree_fact(tree, label, u, v, rng.choice((u, v))))
+        facts += _link_facts(rng, tree, label, u, v, level)
+        hops |= {(u, v), (v, u)}
         u = v
-    known = {(a, b) for _, a, b in facts} | {(b, a) for _, a, b in facts}
+    # a link stated through a third person stays unsaid: no side fact may state it outright
+    known = {(a, b) for _, a, b in facts} | {(b, a) for _, a, b in facts} | hops
     mentioned = [p for f in facts for p in f[1:]]
     for extra in range(NOISE_FACTS[level] + WHO_EXTRA):
         # true side facts: noise by level, and enough other people of the holder's gender for a who-question's three
@@ -433,7 +512,8 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
         known |= {(m, b), (b, m)}
     if level >= 2:
         rng.shuffle(facts)
-    puzzle = {"kind": "family", "facts": facts, "question": question}
+    puzzle = {"kind": "family", "facts": facts, "question": question, "intro": rng.randrange(len(INTROS)),
+              "styles": [rng.randrange(len(FACT_STYLES)) for _ in facts], "ask": rng.randrange(len(ASK))}
     truth = x if question[0] == "who" else TERMS[key][0 if tree["gender"][x] == "m" else 1]
     proven = possible_answers(puzzle)
     if proven != {truth}:
@@ -454,5 +534,6 @@ def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random,
         return blind.balanced(truth, [p for p in seen if gender[p] == ROLES[q[1]][2]], rng)
     i = 0 if g == "m" else 1
     near = {TERMS[k][i]: 3.0 for k in NEAR[key]}  # nearby relations three times likelier, as in words.NEAR_WEIGHT
-    return blind.balanced(truth, [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth], rng, weights=near,
+    pool = [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth]
+    return blind.balanced(truth, pool, rng, weights=key_shares.weights("family", level, pool, near),
                           target=LENGTH_TARGETS[level])

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from helpers.puzzles import blind
-from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship import key_shares, tree as fam
 
 MAX_CHARS = 400  # question + answer letter + "A) ..." choices, counted as puzzles.official_length does
 MAX_WORDS = 100  # explanations stay under the organisers' 100 words
@@ -29,7 +29,7 @@ NEAR = {**fam.NEAR, "self": ("sibling", "child", "parent", "cousin"),
         "sibling": ("self", "cousin", "sibling-in-law", "nephew"),
         "spouse": ("sibling-in-law", "sibling", "child-in-law", "cousin")}
 NEAR_WEIGHT = 3.0  # a nearby relation is this much likelier a distractor than any other word (plausible traps)
-ASK = ("How is {x} related to {y}?", "What is {x} to {y}?", "What relation is {x} to {y}?")
+ASK = fam.ASK  # the relation question's wordings, shared with the stated-facts family
 GENS = {1: 3, 2: 3, 3: 4}  # hidden-tree generations: level 3 reaches great-grandparents
 
 
@@ -58,15 +58,17 @@ def _length(question: str, choices: list[str]) -> int:
     return len(question) + 1 + sum(3 + len(c) for c in choices)
 
 
-def near_terms(key: str, g: str, rng: random.Random, exclude: set[str], with_self: bool = False,
-               target: dict[str, float] | None = None) -> list[str]:
-    """Three wrong relation words of gender g, nearby relations (uncle for cousin, ...) weighted NEAR_WEIGHT over
-    every other word (Himself/Herself too where the speaker may be the answer), drawn by blind.balanced so that each
-    option-only rule (most similar, longest, ...) finds the key 1 time in 4, or as often as target says."""
+def near_terms(key: str, g: str, rng: random.Random, exclude: set[str], *, kind: str, level: int,
+               with_self: bool = False, target: dict[str, float] | None = None) -> list[str]:
+    """Three wrong relation words of gender g, each weighted by how often it is the family's key at this level
+    (key_shares) and nearby relations (uncle for cousin, ...) NEAR_WEIGHT times more (Himself/Herself too where the
+    speaker may be the answer), drawn by blind.balanced so that each option-only rule (most similar, longest, ...)
+    finds the key 1 time in 4, or as often as target says."""
     keys = sorted(fam.TERMS) + ["self"] * with_self
+    pool = [term_for(k, g) for k in keys if term_for(k, g) not in exclude]
     near = {term_for(k, g): NEAR_WEIGHT for k in NEAR.get(key, ())}
-    return blind.balanced(term_for(key, g), [term_for(k, g) for k in keys if term_for(k, g) not in exclude], rng,
-                          weights=near, target=target)
+    return blind.balanced(term_for(key, g), pool, rng, weights=key_shares.weights(kind, level, pool, near),
+                          target=target)
 
 
 def key_of(labels: set[str]) -> str | None:

@@ -20,9 +20,10 @@ import numpy as np
 from helpers.puzzles import csp
 from helpers.puzzles.seating import solver
 from helpers.puzzles.seating.solver import Model
-from helpers.puzzles.seating.text import NO_ANSWER
+from helpers.puzzles.seating.text import NO_ANSWER, cast, where_texts
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+NUMS = ("", "one", "two", "three", "four", "five", "six", "seven")
 # People per level: seatings to list are 5!=120 .. 7!=5040 for a row and (n-1)! = 24 .. 5040
 # for a table, so the generator's clue masks over all of them stay in the low milliseconds.
 LINEAR_SIZES = {1: (5,), 2: (6,), 3: (7,)}
@@ -46,6 +47,9 @@ CIRCULAR_WEIGHTS = {
 # Clues after pruning (each one needed): fewer than MIN means a one-step puzzle; MAX bounds the text
 # (7 clues of ~35 characters plus the cast is about 330 of the 400-character budget).
 MIN_CLUES = {1: 2, 2: 3, 3: 3}
+# Question and choices in under 340 characters, not the catalogue's 400: given names from many languages cost a
+# small tokenizer ~2.6 characters a token (a 600-token BPE trained on these puzzles: 400 characters ~ 150 tokens).
+MAX_CHARS = 340
 MAX_CLUES = {1: 5, 2: 6, 3: 7}
 
 
@@ -74,6 +78,8 @@ def shared_question(question: list) -> list:
         return ["count_between", question[1], question[2]]
     if kind == "opposite_q":
         return ["who", "opp", question[1], 0]
+    if kind == "where_q":
+        return ["where", question[1], question[2] if len(question) > 2 else ""]
     rel = "left" if "left" in kind else "right"
     return ["who", rel, question[1], question[2] if kind.startswith("kth") else 1]
 
@@ -143,65 +149,135 @@ def _ord(k: int) -> str:
     return ORDINALS[k - 1]
 
 
-def render_clue(clue: list) -> str:
-    """One clue as an English sentence."""
+INTROS = {
+    ("seating_linear", "centre"): (
+        "{names} sit in a row, all facing north; left and right are their own.",
+        "{names} sit in a straight row facing north, in some order; left/right are their own.",
+        "{names} are seated in one row, all facing north. Left and right are each sitter's own.",
+        "In a row, all facing north, sit {names}; left and right are their own."),
+    ("seating_circular", "centre"): (
+        "{names} sit at a round table facing the centre; left and right are their own.",
+        "{names} sit round a circular table, all facing in; left/right are their own.",
+        "{names} are seated at a round table, facing the centre. Left and right are each sitter's own.",
+        "Round a table, all facing the centre, sit {names}; left and right are their own."),
+    ("seating_circular", "out"): (
+        "{names} sit at a round table facing away from the centre; left and right are their own.",
+        "{names} sit round a circular table, all facing outward; left/right are their own.",
+        "{names} are seated at a round table, facing away from the centre. Left and right are each sitter's own.",
+        "Round a table, all facing outward, sit {names}; left and right are their own."),
+}
+
+
+def intro_variants(puzzle: dict) -> list[str]:
+    """Every phrasing of the setup sentence."""
+    people = puzzle["people"]
+    names = ", ".join(people[:-1]) + " and " + people[-1]
+    return [t.format(names=names) for t in INTROS[(puzzle["kind"], puzzle.get("facing", "centre"))]]
+
+
+def clue_variants(clue: list) -> list[str]:
+    """Every phrasing of one clue as an English sentence (the puzzle stores which one it uses)."""
     kind, x = clue[0], clue[1]
     if kind in ("pos", "pos_right"):
-        side = "left" if kind == "pos" else "right"
-        return f"{x} sits at the {side} end." if clue[2] == 1 else f"{x} sits {_ord(clue[2])} from the {side}."
-    simple = {"end": f"{x} sits at an end.", "not_end": f"{x} does not sit at an end."}
-    if kind in simple:
-        return simple[kind]
+        side, k = ("left" if kind == "pos" else "right"), clue[2]
+        if k == 1:
+            return [f"{x} sits at the {side} end.", f"{x} is at the {side} end of the row.",
+                    f"{x} takes the {side}most seat."]
+        return [f"{x} sits {_ord(k)} from the {side}.", f"{x} is {_ord(k)} from the {side} end.",
+                f"{x} takes the {_ord(k)} seat from the {side}."]
+    if kind == "end":
+        return [f"{x} sits at an end.", f"{x} is at one end of the row.", f"{x} sits at one of the two ends."]
+    if kind == "not_end":
+        return [f"{x} does not sit at an end.", f"{x} is at neither end.", f"{x} is not at either end of the row."]
     y = clue[2]
+    if kind in ("left_adj", "right_adj"):
+        side = kind.removesuffix("_adj")
+        return [f"{x} sits immediately to {y}'s {side}.", f"{x} is {y}'s {side} neighbour.",
+                f"{x} sits just to the {side} of {y}."]
     text = {
-        "left_adj": f"{x} sits immediately to {y}'s left.", "right_adj": f"{x} sits immediately to {y}'s right.",
-        "left_of": f"{x} sits somewhere to {y}'s left.", "adj": f"{x} sits next to {y}.",
-        "not_adj": f"{x} does not sit next to {y}.", "opposite": f"{x} sits opposite {y}.",
+        "left_of": [f"{x} sits somewhere to {y}'s left.", f"{x} is somewhere left of {y}.",
+                    f"{y} sits somewhere to {x}'s right."],
+        "adj": [f"{x} sits next to {y}.", f"{x} and {y} are neighbours.", f"{x} is seated beside {y}."],
+        "not_adj": [f"{x} does not sit next to {y}.", f"{x} and {y} are not neighbours.",
+                    f"{x} is not seated beside {y}."],
+        "opposite": [f"{x} sits opposite {y}.", f"{x} and {y} sit opposite each other.",
+                     f"{x} is seated directly across from {y}."],
     }
     if kind in text:
         return text[kind]
     if kind == "between":
-        return f"{x} sits between {y} and {clue[3]}, next to both."
+        z = clue[3]
+        return [f"{x} sits between {y} and {z}, next to both.", f"{x} has {y} on one side and {z} on the other.",
+                f"{x} sits next to both {y} and {z}."]
     if kind in ("kth_left", "kth_right"):
-        return f"{x} sits {_ord(clue[3])} to {y}'s {'left' if kind == 'kth_left' else 'right'}."
+        side, k = ("left" if kind == "kth_left" else "right"), clue[3]
+        return [f"{x} sits {_ord(k)} to {y}'s {side}.", f"{x} is {_ord(k)} to the {side} of {y}.",
+                f"{x} sits {NUMS[k]} seats to {y}'s {side}."]
     if kind == "gap":
         k = clue[3]
-        return f"Exactly {k} {'person sits' if k == 1 else 'people sit'} between {x} and {y}."
+        folk, are = ("person", "is") if k == 1 else ("people", "are")
+        return [f"Exactly {k} {'person sits' if k == 1 else 'people sit'} between {x} and {y}.",
+                f"{x} and {y} have exactly {k} {folk} between them.",
+                f"There {are} exactly {k} {folk} between {x} and {y}."]
     raise ValueError(f"unknown seating clue {clue!r}")
 
 
-def render_question(question: list) -> str:
-    """The question sentence."""
+def render_clue(clue: list, variant: int = 0) -> str:
+    """One clue as an English sentence (its first phrasing unless told)."""
+    return clue_variants(clue)[variant]
+
+
+def question_variants(question: list) -> list[str]:
+    """Every phrasing of the question sentence."""
     kind = question[0]
     if kind in ("at", "at_right"):
-        side = "left" if kind == "at" else "right"
-        return f"Who sits at the {side} end?" if question[1] == 1 else f"Who sits {_ord(question[1])} from the {side}?"
+        side, k = ("left" if kind == "at" else "right"), question[1]
+        if k == 1:
+            return [f"Who sits at the {side} end?", f"Who is at the {side} end of the row?",
+                    f"Who takes the {side}most seat?"]
+        return [f"Who sits {_ord(k)} from the {side}?", f"Who is {_ord(k)} from the {side} end?",
+                f"Who takes the {_ord(k)} seat from the {side}?"]
     x = question[1]
     if kind == "count_q":
-        return f"How many people sit between {x} and {question[2]}?"
+        y = question[2]
+        return [f"How many people sit between {x} and {y}?", f"How many people are seated between {x} and {y}?",
+                f"How many people are there between {x} and {y}?"]
     if kind == "opposite_q":
-        return f"Who sits opposite {x}?"
+        return [f"Who sits opposite {x}?", f"Who is seated directly across from {x}?", f"Who is opposite {x}?"]
+    if kind == "where_q" and len(question) > 2:
+        y = question[2]
+        return [f"Where does {x} sit relative to {y}?", f"Where is {x} seated in relation to {y}?",
+                f"Which seat does {x} take, counted from {y}?"]
+    if kind == "where_q":
+        return [f"Where does {x} sit?", f"Where is {x} seated?", f"Which seat does {x} take?"]
     side = "left" if "left" in kind else "right"
     if kind.startswith("kth"):
-        return f"Who sits {_ord(question[2])} to {x}'s {side}?"
-    return f"Who sits immediately to {x}'s {side}?"
+        k = question[2]
+        return [f"Who sits {_ord(k)} to {x}'s {side}?", f"Who is {_ord(k)} to the {side} of {x}?",
+                f"Who sits {NUMS[k]} seats to {x}'s {side}?"]
+    return [f"Who sits immediately to {x}'s {side}?", f"Who is {x}'s {side} neighbour?",
+            f"Who sits just to the {side} of {x}?"]
+
+
+def render_question(question: list, variant: int = 0) -> str:
+    """The question sentence (its first phrasing unless told)."""
+    return question_variants(question)[variant]
 
 
 def render(puzzle: dict) -> str:
-    """The full question text, rendered only from the structured puzzle."""
-    people = puzzle["people"]
-    names = ", ".join(people[:-1]) + " and " + people[-1]
-    if puzzle["kind"] == "seating_linear":
-        intro = f"{names} sit in a row, all facing north; left and right are their own."
-    else:
-        facing = "the centre" if puzzle.get("facing", "centre") == "centre" else "away from the centre"
-        intro = f"{names} sit at a round table facing {facing}; left and right are their own."
-    return " ".join([intro] + [render_clue(c) for c in puzzle["clues"]] + [render_question(puzzle["question"])])
+    """The full question text, rendered only from the structured puzzle (first phrasings where none is stored)."""
+    clues = puzzle["clues"]
+    phrasing = puzzle.get("phrasing") or [0] * len(clues)
+    return " ".join([intro_variants(puzzle)[puzzle.get("intro", 0)]]
+                    + [render_clue(c, v) for c, v in zip(clues, phrasing)]
+                    + [render_question(puzzle["question"], puzzle.get("q_phrasing", 0))])
 
 
 def answer_sentence(question: list, value: str) -> str:
     """The answer as a sentence, for the explanation."""
     kind = question[0]
+    if kind == "where_q":
+        return f"{question[1]} sits {value[0].lower()}{value[1:]}."
     if kind == "count_q":
         k = int(value)
         who = "No one sits" if k == 0 else ("1 person sits" if k == 1 else f"{k} people sit")
@@ -237,8 +313,9 @@ def _trace(puzzle: dict, full: bool) -> str:
     """The deduction as text: each clue (its words, or its number) and the seatings it leaves."""
     n, circular = len(puzzle["people"]), puzzle["kind"] == "seating_circular"
     parts = []
+    phrasing = puzzle.get("phrasing") or [0] * len(puzzle["clues"])
     for i, count in deduction(puzzle):
-        said = render_clue(puzzle["clues"][i]).rstrip(".") if full else f"clue {i + 1}"
+        said = render_clue(puzzle["clues"][i], phrasing[i]).rstrip(".") if full else f"clue {i + 1}"
         parts.append(f"{said} -> {count:,}")
     return f"Of {len(seatings(n, circular)):,} seatings: " + "; ".join(parts) + "."
 
@@ -305,20 +382,40 @@ def true_clues(seat_of: tuple, people: list[str], circular: bool, facing: str) -
     return out
 
 
-def _questions(people: list[str], circular: bool, level: int, rng: random.Random) -> list:
-    """Candidate questions about one random person (some may have no answer in the hidden seating)."""
-    n, x = len(people), rng.choice(people)
-    pool: list[list] = [["left_q", x], ["right_q", x]]
+def question_forms(circular: bool, level: int) -> tuple[str, ...]:
+    """The question forms a kind asks at a level: who sits beside / k seats from X, who sits at a position, where X
+    sits (a row: which seat; a table: relative to Y), how many sit between X and Y (a row), who sits opposite X (an
+    even table)."""
     if circular:
-        if n % 2 == 0:
-            pool += [["opposite_q", x]] * 2
-        if level >= 2:
-            pool += [["kth_left_q", x, 2], ["kth_right_q", x, 2]]
+        return ("side", "opposite", "where") + (("kth",) if level >= 2 else ())
+    return ("side", "at", "where") + (("kth", "count") if level >= 2 else ())
+
+
+def _questions(people: list[str], circular: bool, level: int, form: str, rng: random.Random) -> list:
+    """Candidate questions of one form in random order (some may have no answer in the hidden seating)."""
+    n = len(people)
+    if form == "side":
+        pool = [[q, x] for q in ("left_q", "right_q") for x in people]
+    elif form == "kth":
+        ks = [k for k in ((2, 3) if level == 3 else (2,)) if not circular or 2 * k < n]
+        pool = [[q, x, k] for q in ("kth_left_q", "kth_right_q") for x in people for k in ks]
+    elif form == "at":
+        pool = [[q, k] for q in ("at", "at_right") for k in range(1, (n + 1) // 2 + 1)]
+    elif form == "count":
+        pool = [["count_q", x, y] for x in people for y in people if x != y]
+    elif form == "where":
+        pool = [["where_q", x, y] for x in people for y in people if x != y] if circular else \
+            [["where_q", x] for x in people]
     else:
-        pool += [["at", rng.randint(1, (n + 1) // 2)], ["at_right", rng.randint(1, (n + 1) // 2)]]
-        if level >= 2:
-            pool.append(["count_q", x, rng.choice([p for p in people if p != x])])
-    return pool
+        pool = [["opposite_q", x] for x in people]
+    return rng.sample(pool, len(pool))
+
+
+def count_options(truth: int, rank: int, top: int) -> list[int] | None:
+    """Four consecutive counts within 0..top with the true one at `rank` (0 = smallest), or None when they do
+    not fit: drawing the rank uniformly leaves no "middle number" or "largest number" prior."""
+    low = truth - rank
+    return list(range(low, low + 4)) if low >= 0 and low + 3 <= top else None
 
 
 def _weighted_order(items: list[list], weights: dict, rng: random.Random) -> list[list]:
@@ -327,10 +424,14 @@ def _weighted_order(items: list[list], weights: dict, rng: random.Random) -> lis
     return [c for _, c in sorted(keyed, key=lambda kc: -kc[0])]
 
 
-def build(rng: random.Random, names: list[str], *, circular: bool, level: int, stats: dict) -> dict | None:
-    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1."""
-    n = rng.choice((CIRCULAR_SIZES if circular else LINEAR_SIZES)[level])
-    people = rng.sample(names, n)
+def build(rng: random.Random, names: list[str], *, circular: bool, level: int, stats: dict,
+          form: str | None = None) -> dict | None:
+    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. The question
+    form is drawn first, uniformly over question_forms() (or given), so forms are equally common."""
+    form = form or rng.choice(question_forms(circular, level))
+    sizes = (CIRCULAR_SIZES if circular else LINEAR_SIZES)[level]
+    n = rng.choice([s for s in sizes if form != "opposite" or s % 2 == 0] or sizes)
+    people = cast(rng, names, n)
     facing = "out" if circular and level == 3 and rng.random() < 1 / 3 else "centre"
     kind = "seating_circular" if circular else "seating_linear"
     seat_of = rng.sample(range(n), n)
@@ -338,13 +439,13 @@ def build(rng: random.Random, names: list[str], *, circular: bool, level: int, s
         seat_of = [(s - seat_of[0]) % n for s in seat_of]
     hidden = np.array([seat_of], dtype=np.int8)
     puzzle = {"kind": kind, "people": people, "facing": facing, "clues": [], "question": None}
-    truth = None
-    pool = _questions(people, circular, level, rng)
-    for question in rng.sample(pool, len(pool)):
+    truth, rank = None, rng.randrange(4)
+    for question in _questions(people, circular, level, form, rng):
         # e.g. "who sits to X's left" has no answer when X sits at the left end: ask something else
         truth = answers(question, puzzle, hidden)[0]
-        if truth is not None:
+        if truth is not None and (question[0] != "count_q" or count_options(int(truth), rank, n - 2)):
             break
+        truth = None
     if truth is None:
         stats["no_answer_in_world"] = stats.get("no_answer_in_world", 0) + 1
         return None
@@ -377,9 +478,14 @@ def build(rng: random.Random, names: list[str], *, circular: bool, level: int, s
         stats["too_easy"] = stats.get("too_easy", 0) + 1
         return None
     rng.shuffle(clues)
-    puzzle["clues"] = clues
-    return {"puzzle": puzzle, "answer": truth,
-            "distractors": _distractors(question, truth, people, seat_of, circular, rng)}
+    puzzle.update(clues=clues, intro=rng.randrange(len(INTROS[(kind, facing)])),
+                  phrasing=[rng.randrange(len(clue_variants(c))) for c in clues],
+                  q_phrasing=rng.randrange(len(question_variants(question))))
+    distractors = _distractors(question, truth, people, seat_of, circular, rank, rng)
+    if len(render(puzzle)) + sum(len(c) + 3 for c in [truth, *distractors]) >= MAX_CHARS:
+        stats["too_long"] = stats.get("too_long", 0) + 1
+        return None
+    return {"puzzle": puzzle, "answer": truth, "distractors": distractors}
 
 
 def _prune(chosen: list[tuple[list, np.ndarray]], codes: np.ndarray, rng: random.Random) -> list[list]:
@@ -395,14 +501,18 @@ def _prune(chosen: list[tuple[list, np.ndarray]], codes: np.ndarray, rng: random
     return [c for c, _ in kept]
 
 
-def _distractors(question: list, truth: str, people: list[str], seat_of: list[int], circular: bool,
+def _distractors(question: list, truth: str, people: list[str], seat_of: list[int], circular: bool, rank: int,
                  rng: random.Random) -> list[str]:
-    """Three wrong choices: other counts, or other people, preferring those seated near the asked spot."""
+    """Three wrong choices: the other counts of a run with the key at `rank`, or other people, preferring those
+    seated near the asked spot."""
     n = len(people)
     if question[0] == "count_q":
-        values = [str(v) for v in range(0, n - 1) if str(v) != truth]
-        values.sort(key=lambda v: abs(int(v) - int(truth)) + rng.random())
-        return values[:3]
+        return [str(v) for v in count_options(int(truth), rank, n - 2) if str(v) != truth]
+    if question[0] == "where_q":  # any other seat: the key's seat is uniform, so no answer text is likelier
+        shared_puzzle = {"kind": "seating_circular" if circular else "seating_linear", "people": people,
+                         "question": shared_question(question)}
+        texts = where_texts(shared_puzzle)[1 if circular else 0:]
+        return rng.sample([t for t in texts if t != truth], 3)
     subject = question[1] if isinstance(question[1], str) else None
     others = [p for p in people if p not in (truth, subject)]
     t = seat_of[people.index(truth)]

@@ -29,6 +29,9 @@ Conventions (the rendered text states the ones a reader needs):
   long sides; everyone faces the centre. "Opposite" is straight across: the ends face each other and along the
   long sides seat i faces seat n - i. A half turn is the same seating: people[0] is pinned to seats 0..m-1.
   A rectangle puzzle must use its shape (an end or "opposite" in a clue, statement or the question).
+- "Where does X sit?" (one row): X's seat counted from the nearer end ("Second from the west end"). "Where does X
+  sit relative to Y?" (round and square tables): k seats round to Y's own left for k <= (n-1)/2, to Y's right beyond
+  that, "Opposite Y" at n/2.
 - "Next to" = neighbouring seats; "not next to" also implies different people; "X sits between Y and Z" = X is
   a neighbour of both. Attribute values (nationality, drink, pet, sport, job) are distinct per person.
 
@@ -44,8 +47,10 @@ import random
 from typing import Callable
 
 from helpers.puzzles import csp
-from helpers.puzzles.seating.text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, GROUPS, UNARY, group_of, members,
-                                          clue_variants, statement_texts, question_variants, intro_variants, render)
+from helpers.puzzles.seating.text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, GROUPS, UNARY, LETTERS, group_of,
+                                          members, cast, clue_variants, statement_texts, question_variants,
+                                          intro_variants, render, where_texts)
+from helpers.puzzles.seating.classic import count_options
 from helpers.puzzles.seating.solver import Model, pin_seats, solve
 from helpers.puzzles.seating.solver import explain, opposite, possible_answers, work
 from helpers.puzzles.seating.text import KINDS
@@ -53,11 +58,10 @@ from helpers.puzzles.seating.text import KINDS
 # the families' public face: what helpers.puzzles and the tests read from this module
 __all__ = ["KINDS", "LAYOUT", "FACING_KINDS", "NO_ANSWER", "Model", "build", "render", "explain", "possible_answers",
            "work", "clue_variants", "question_variants", "intro_variants", "statement_texts", "official_length",
-           "pin_seats", "opposite", "min_clues", "all_clues"]
+           "pin_seats", "opposite", "min_clues", "all_clues", "question_forms"]
 from helpers.puzzles.seating.world import holds_in_world, answer_in_world
 
 
-LETTERS = "EFGHJKLMNPQRSTUVWXYZ"  # no A-D (choice letters) nor I/O (read as 1/0)
 MAX_CHARS = 400  # question + answer letter + four "A) ..." choices: ~100 tokens at 4 characters a token
 # Rows one solve may expand while generating: 4M rows is a few tens of ms of numpy; a clue that needs more is
 # skipped and a pruning solve that needs more rejects the puzzle ("too_big"), keeping level-3 builds < 0.5 s.
@@ -115,28 +119,32 @@ WEIGHTS = {
         3: {"left": 2, "right": 2, "adj": 1, "not_adj": 1, "opp": 2.5, "end": 1.2, "not_end": 1, "same": 1,
             "not_same": 1}},
 }
-# Question forms per kind and level (weights); "statement" = "Which statement is true?".
+# Question forms per kind and level, drawn uniformly: "attr" asks a sitter's attribute ("What does Ann drink?", "Who is
+# the chef?" is "who"), "attr_near" a neighbour's ("What does the person left of Ann drink?"; from level 2 on, "attr"
+# asks either, as only 1 in 15 such level-2 builds fits five clues in the text), "where" a seat (a row's,
+# from its end) or a seat relative to another sitter (round and square tables, 5+ people: 4+ answers), "statement" =
+# "Which statement is true?". A table whose attribute is optional gets one when "attr" is drawn. Left out where fewer
+# than 1 in 10 builds fit the text budget with enough clues (30 tries per form): an attribute at a square table, at a
+# rectangular one beyond level 1 and at a level-3 mixed-facing one; at a level-3 square table all but "who" (its
+# proofs need 5+ clues). A level-3 mixed-facing table asks no "where": 1 in 3 builds fit at ~0.1 s each (p95 > 1 s).
 QUESTIONS = {
-    "seating_attributes": {1: {"attr": 3, "who": 2}, 2: {"attr": 3, "who": 2}, 3: {"attr": 3, "who": 2}},
-    "seating_mixed_facing": {1: {"who": 3, "attr": 2}, 2: {"who": 3, "attr": 2, "count_face": 0.7, "statement": 1},
-                             3: {"who": 3, "attr": 1, "statement": 1.5}},
-    "seating_parallel_rows": {1: {"faces": 2, "who": 2, "nbr": 1, "at_end": 1},
-                              2: {"faces": 2, "who": 2, "nbr": 1, "at_end": 1, "faces_rel": 1.5},
-                              3: {"faces": 1.5, "who": 2, "nbr": 1, "at_end": 1, "faces_rel": 2, "statement": 1.5}},
-    "seating_row_facing": {1: {"who": 3, "count_between": 2, "at_pos": 1},
-                           2: {"who": 3, "count_between": 2, "at_pos": 1, "count_face": 1},
-                           3: {"who": 3, "count_between": 2, "statement": 1.5}},
-    "seating_square": {1: {"who": 3, "attr": 2}, 2: {"who": 3, "attr": 2, "statement": 1},
-                       3: {"who": 3, "attr": 1, "statement": 1.5}},
-    "seating_rectangle": {1: {"who": 3, "attr": 2}, 2: {"who": 3, "attr": 2, "statement": 1},
-                          3: {"who": 3, "attr": 1, "statement": 1.5}},
+    "seating_attributes": {1: ("attr", "attr_near", "who"), 2: ("attr", "who"), 3: ("attr", "who")},
+    "seating_mixed_facing": {1: ("who", "attr", "where"), 2: ("who", "attr", "where", "count_face", "statement"),
+                             3: ("who", "statement")},
+    "seating_parallel_rows": {1: ("faces", "who", "nbr", "at_end"), 2: ("faces", "who", "nbr", "at_end", "faces_rel"),
+                              3: ("faces", "who", "nbr", "at_end", "faces_rel", "statement")},
+    "seating_row_facing": {1: ("who", "where", "count_between", "at_pos"),
+                           2: ("who", "where", "count_between", "at_pos", "count_face"),
+                           3: ("who", "where", "count_between", "statement")},
+    "seating_square": {1: ("who", "where"), 2: ("who", "where", "statement"), 3: ("who",)},
+    "seating_rectangle": {1: ("who", "attr"), 2: ("who", "statement"), 3: ("who", "statement")},
 }
 # Statement choices use only clue types that read short ("P faces Q"): four of them must fit with the puzzle.
 STATEMENT_TYPES = ("left", "right", "adj", "opp", "faces", "same", "face", "end", "same_face", "diff_face",
                    "same_row", "diff_row", "row", "corner", "mid")
 # Tables whose people also have one attribute (a job at mixed facing and square tables; any group with a value
 # for everyone at a rectangle): the share per level, and the groups drawn from.
-GROUP_SHARE = {"seating_mixed_facing": {1: 1.0, 2: 0.5, 3: 0.3}, "seating_square": {1: 0.0, 2: 0.2, 3: 0.2},
+GROUP_SHARE = {"seating_mixed_facing": {1: 0.3, 2: 0.3, 3: 0.3}, "seating_square": {1: 0.0, 2: 0.2, 3: 0.2},
                "seating_rectangle": {1: 0.5, 2: 0.4, 3: 0.3}}
 TABLE_GROUP = {"seating_mixed_facing": ("job",), "seating_square": ("job",),
                "seating_rectangle": ("nation", "drink", "pet", "sport", "job")}
@@ -219,28 +227,24 @@ def _key(clue: list) -> tuple:
     return tuple(clue)
 
 
-def _cast(rng: random.Random, names: list, n: int) -> list[str]:
-    """n people: 3-4 letter names for small casts, single letters (aptitude style) from 7 up or if short."""
-    plain = [x[0] if isinstance(x, (tuple, list)) else x for x in names]
-    short = sorted({x for x in plain if len(x) == 3})  # 3-letter names keep 5 clues inside 400 characters
-    if len(short) < n:
-        short = sorted({x for x in plain if 3 <= len(x) <= 4})
-    if n >= 7 or len(short) < n:
-        start = rng.randrange(len(LETTERS) - n + 1)
-        return list(LETTERS[start:start + n])
-    return sorted(rng.sample(short, n))
+def question_forms(kind: str, level: int) -> tuple[str, ...]:
+    """The question forms a kind asks at a level (build draws one uniformly unless told)."""
+    return QUESTIONS[kind][level]
 
 
-def _skeleton(rng: random.Random, names: list, kind: str, level: int) -> tuple[dict, dict]:
+def _skeleton(rng: random.Random, names: list, kind: str, level: int, form: str) -> tuple[dict, dict]:
     """A puzzle without clues or question, and the hidden world it is read from."""
-    n = rng.choice(SIZES[kind][level])
-    people = _cast(rng, names, n)
+    sizes = SIZES[kind][level]
+    if form == "attr" and kind in TABLE_GROUP:  # a table of 10 is too big for any attribute list (7-8 values)
+        sizes = [n for n in sizes if any(len(GROUPS[g]["values"]) >= n for g in TABLE_GROUP[kind])] or sizes
+    n = rng.choice(sizes)
+    people = cast(rng, names, n)
     puzzle: dict = {"kind": kind, "people": people, "groups": {}, "facing": {}, "half": False}
     if kind == "seating_attributes":
         chosen = ["nation", "drink"] if rng.random() < 0.5 else rng.sample(["nation", "drink", "pet", "sport"], 2)
         puzzle["groups"] = {g: rng.sample(GROUPS[g]["values"], n) for g in chosen}
     choices = [g for g in TABLE_GROUP.get(kind, ()) if len(GROUPS[g]["values"]) >= n]
-    if choices and rng.random() < GROUP_SHARE[kind][level]:
+    if choices and (form == "attr" or rng.random() < GROUP_SHARE[kind][level]):
         g = choices[0] if len(choices) == 1 else rng.choice(choices)
         puzzle["groups"] = {g: rng.sample(GROUPS[g]["values"], n)}
     if kind == "seating_square":
@@ -272,12 +276,10 @@ def _pinned(layout: str, n: int, seats: list[int]) -> list[int]:
     return [(s - turn) % n for s in seats]
 
 
-def _question(rng: random.Random, puzzle: dict, world: dict, level: int) -> list | None:
-    """A question form with an answer in the hidden world (None after a few misses)."""
-    forms = {f: w for f, w in QUESTIONS[puzzle["kind"]][level].items() if f != "attr" or puzzle["groups"]}
+def _question(rng: random.Random, puzzle: dict, world: dict, level: int, form: str, rank: int) -> list | None:
+    """A question of the form with an answer in the hidden world (None after a few misses)."""
     for _ in range(8):
-        form = rng.choices(list(forms), weights=list(forms.values()))[0]
-        q = _question_of(rng, puzzle, world, level, form)
+        q = _question_of(rng, puzzle, world, level, form, rank)
         if q is None:
             continue
         puzzle["question"] = q
@@ -286,17 +288,21 @@ def _question(rng: random.Random, puzzle: dict, world: dict, level: int) -> list
     return None
 
 
-def _question_of(rng: random.Random, puzzle: dict, world: dict, level: int, form: str) -> list | None:
-    """One random question of a form (statements are filled in later)."""
+def _question_of(rng: random.Random, puzzle: dict, world: dict, level: int, form: str, rank: int) -> list | None:
+    """One random question of a form (statements are filled in later); a count question's answer leaves room
+    for four consecutive options with the key at `rank`."""
     people, n, kind = puzzle["people"], len(puzzle["people"]), puzzle["kind"]
     attrs = [v for vals in puzzle["groups"].values() for v in vals]
     k = rng.choice(_ks(puzzle, level))
     side = rng.choice(["left", "right"])
-    if form in ("who", "attr"):
+    if form in ("who", "attr", "attr_near"):
         rels = [side] * 3 + (["opp"] if n % 2 == 0 and LAYOUT[kind] in CYCLIC else [])
-        if attrs:
+        if attrs and form != "attr_near":
             rels.append("same")
-        rel = rng.choice(rels)
+        rel = "same" if form == "attr" and kind == "seating_attributes" and level == 1 else rng.choice(rels)
+        form = "attr" if form == "attr_near" else form
+        if form == "attr" and not puzzle["groups"]:
+            return None
         group = rng.choice(list(puzzle["groups"])) if form == "attr" else "people"
         pool = people if kind in FACING_KINDS or LAYOUT[kind] == "rows2" else people + attrs
         if rel == "same":  # across groups: "What does the Thai drink?", "Who is the chef?", "What is P's job?"
@@ -307,6 +313,8 @@ def _question_of(rng: random.Random, puzzle: dict, world: dict, level: int, form
         x = rng.choice(pool)
         return ["who", rel, x, k if rel in ("left", "right") else 0] if form == "who" else \
             ["attr", group, rel, x, k if rel in ("left", "right") else 0]
+    if form == "where":  # a row: "Where does X sit?"; a table: "Where does X sit relative to Y?"
+        return ["where", rng.choice(people), ""] if LAYOUT[kind] == "row" else ["where", *rng.sample(people, 2)]
     if form in ("faces", "nbr"):
         return ["who", form, rng.choice(people), 0]
     if form == "faces_rel":
@@ -316,10 +324,14 @@ def _question_of(rng: random.Random, puzzle: dict, world: dict, level: int, form
     if form == "at_pos":
         return ["at_pos", rng.choice(["west", "east"]), rng.randint(1, (n + 1) // 2)]
     if form == "count_between":
-        x, y = rng.sample(people, 2)
-        return ["count_between", x, y]
+        seat = world["seat"]
+        pairs = [(x, y) for x in people for y in people
+                 if x != y and count_options(abs(seat[x] - seat[y]) - 1, rank, n - 2)]
+        return ["count_between", *rng.choice(pairs)] if pairs else None
     if form == "count_face":
-        return ["count_face", rng.choice([0, 1])]
+        ones = sum(world["face"].values())
+        fits = [f for f in (0, 1) if count_options(ones if f else n - ones, rank, n)]
+        return ["count_face", rng.choice(fits)] if fits else None
     return _statements(rng, puzzle, world, level)
 
 
@@ -441,16 +453,18 @@ def _uses_shape(puzzle: dict, clues: list[list]) -> bool:
     return any(t in shape for t in [c[0] for c in clues] + asked)
 
 
-def _distractors(rng: random.Random, puzzle: dict, truth: str) -> list[str]:
-    """Three wrong choices; the answer is proven unique, so each is proven impossible."""
+def _distractors(rng: random.Random, puzzle: dict, truth: str, rank: int) -> list[str]:
+    """Three wrong choices; the answer is proven unique, so each is proven impossible. Counts: four consecutive
+    numbers with the key at `rank`."""
     q, n = puzzle["question"], len(puzzle["people"])
     if q[0] == "statement":
         return [t for t in statement_texts(puzzle) if t != truth]
     if q[0].startswith("count"):
         top = n - 2 if q[0] == "count_between" else n
-        values = [str(v) for v in range(0, top + 1) if str(v) != truth]
-        values.sort(key=lambda v: abs(int(v) - int(truth)) + 2 * rng.random())
-        return values[:3]
+        return [str(v) for v in count_options(int(truth), rank, top) if str(v) != truth]
+    if q[0] == "where":  # any other seat: the key's seat is uniform, so no answer text is likelier than another
+        others = [t for t in where_texts(puzzle)[0 if not q[2] else 1:] if t != truth]
+        return rng.sample(others, 3)
     group = q[1] if q[0] == "attr" else "people"
     anchor = q[-2] if q[0] in ("who", "attr") else None
     others = [t for t in members(puzzle, group) if t not in (truth, anchor)]
@@ -467,27 +481,59 @@ def _renamed(value, mapping: dict):
     return mapping.get(value, value) if isinstance(value, str) else value
 
 
-def _lettered(puzzle: dict) -> dict:
-    """Rename the cast to single letters in the same order (shorter text); returns the mapping."""
+def _lettered(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Rename the cast to single letters drawn at random, in alphabetical order (shorter text); returns the mapping."""
     people = puzzle["people"]
     if all(len(p) == 1 for p in people):
         return {}
-    letters = LETTERS[-len(people):] if len(people) <= 8 else LETTERS[:len(people)]
-    mapping = dict(zip(people, letters))
+    mapping = dict(zip(people, sorted(rng.sample(LETTERS, len(people)))))
     for key in ("people", "clues", "question", "facing"):
         puzzle[key] = _renamed(puzzle[key], mapping)
     return mapping
 
 
-def _shortest(puzzle: dict) -> dict:
-    """Switch the intro, every clue, the question and its statements to their shortest phrasing."""
-    def pick(variants: list[str]) -> int:
-        return min(range(len(variants)), key=lambda i: len(variants[i]))
-    puzzle["intro"] = pick(intro_variants(puzzle))
-    puzzle["phrasing"] = [pick(clue_variants(puzzle, c)) for c in puzzle["clues"]]
-    puzzle["q_phrasing"] = pick(question_variants(puzzle))
+def _short_named(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Rename the cast to given names of three letters (shorter text); returns the mapping."""
+    people = puzzle["people"]
+    pool = sorted({x[0] if isinstance(x, (tuple, list)) else x for x in names} - set(people))
+    pool = [x for x in pool if len(x) == 3]
+    if all(len(p) <= 3 for p in people) or len(pool) < len(people):
+        return {}
+    mapping = dict(zip(people, rng.sample(pool, len(people))))
+    for key in ("people", "clues", "question", "facing"):
+        puzzle[key] = _renamed(puzzle[key], mapping)
+    return mapping
+
+
+def _shortest_index(variants: list[str]) -> int:
+    """The index of the shortest phrasing."""
+    return min(range(len(variants)), key=lambda i: len(variants[i]))
+
+
+def _tersest_clues(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the intro, every clue and the statements to their shortest phrasing (the question keeps its own)."""
+    puzzle["intro"] = _shortest_index(intro_variants(puzzle))
+    puzzle["phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["clues"]]
     if puzzle["question"][0] == "statement":
-        puzzle["s_phrasing"] = [pick(clue_variants(puzzle, c)) for c in puzzle["question"][1]]
+        puzzle["s_phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["question"][1]]
+    return {}
+
+
+QUESTION_SLACK = 3  # characters over the shortest question wording that still count as short
+
+
+def _tersest_question(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the question sentence to one of its shortest phrasings (within QUESTION_SLACK characters, drawn), only
+    when the terse clues were not enough, so that long level-3 questions do not all end in the same sentence."""
+    variants = question_variants(puzzle)
+    short = min(map(len, variants)) + QUESTION_SLACK
+    puzzle["q_phrasing"] = rng.choice([i for i, v in enumerate(variants) if len(v) <= short])
+    return {}
+
+
+def _shortest_question(puzzle: dict, rng: random.Random, names: list) -> dict:
+    """Switch the question sentence to its one shortest phrasing (the last resort)."""
+    puzzle["q_phrasing"] = _shortest_index(question_variants(puzzle))
     return {}
 
 
@@ -497,13 +543,16 @@ def official_length(question: str, choices: list[str]) -> int:
 
 
 def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict,
-          give_up: Callable[[], bool] | None = None) -> dict | None:
-    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. give_up (a
-    deadline's passed()) is asked between steps of the clue search: True raises TimeoutError."""
+          give_up: Callable[[], bool] | None = None, form: str | None = None) -> dict | None:
+    """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. The question form
+    is drawn first, uniformly over question_forms() (or given). give_up (a deadline's passed()) is asked between
+    steps of the clue search: True raises TimeoutError."""
     if kind not in KINDS or level not in (1, 2, 3):
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
-    puzzle, world = _skeleton(rng, names, kind, level)
-    if _question(rng, puzzle, world, level) is None:
+    form = form or rng.choice(question_forms(kind, level))
+    rank = rng.randrange(4)  # a count question's key among its four sorted options
+    puzzle, world = _skeleton(rng, names, kind, level, form)
+    if _question(rng, puzzle, world, level, form, rank) is None:
         _bump(stats, "no_question")
         return None
     truth = answer_in_world(puzzle, world)
@@ -534,17 +583,22 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     puzzle.update(clues=clues, phrasing=[rng.randrange(len(clue_variants(puzzle, c))) for c in clues],
                   intro=rng.randrange(len(intro_variants(puzzle))),
                   q_phrasing=rng.randrange(len(question_variants(puzzle))))
-    distractors = _distractors(rng, puzzle, truth)
+    distractors = _distractors(rng, puzzle, truth, rank)
     if len(set(distractors) | {truth}) != 4:
         _bump(stats, "few_choices")
         return None
-    for shorten in (_shortest, _lettered):  # a long draw: tersest phrasings, then single-letter names
+    # a long draw: tersest wordings, then shorter names, then the one shortest question
+    for shorten in (_tersest_clues, _tersest_question, _short_named, _lettered, _shortest_question):
         if official_length(render(puzzle), [truth, *distractors]) < MAX_CHARS:
             break
-        mapping = shorten(puzzle)
+        where = where_texts(puzzle) if puzzle["question"][0] == "where" else []
+        at = [where.index(t) for t in [truth, *distractors]] if where else []
+        mapping = shorten(puzzle, rng, names)
         truth, distractors = _renamed(truth, mapping), _renamed(distractors, mapping)
         if puzzle["question"][0] == "statement":  # statement 0 is the true one; texts are re-rendered
             truth, *distractors = statement_texts(puzzle)
+        if where:  # "Immediately to Ann's left" names a sitter: re-rendered too
+            truth, *distractors = [where_texts(puzzle)[i] for i in at]
     if official_length(render(puzzle), [truth, *distractors]) >= MAX_CHARS:
         _bump(stats, "too_long")
         return None

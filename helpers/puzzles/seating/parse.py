@@ -5,7 +5,7 @@ A text parses only when the structured puzzle renders back to exactly that text 
 nothing is guessed. The setup fixes the kind, the cast, the attributes and the facing premise; every clue sentence
 and the question are looked up among every well-formed clue and question of that puzzle. Anything else returns
 (None, reason), and the caller counts the reason. The first two seating families
-(helpers.puzzles.seating.classic, one phrasing per clue) are read the same way at the end of the module.
+(helpers.puzzles.seating.classic) are read the same way at the end of the module.
 """
 
 from __future__ import annotations
@@ -14,17 +14,12 @@ import itertools
 import re
 
 from helpers.puzzles.seating import classic, layouts
-from helpers.puzzles.seating.text import (GROUPS, KINDS, clue_variants, group_of, intro_variants, question_variants,
-                                          render)
-
-CLASSIC_INTROS = {("seating_linear", "centre"): "{names} sit in a row, all facing north; left and right are their own.",
-                  ("seating_circular", "centre"): "{names} sit at a round table facing the centre; left and right are "
-                                                  "their own.",
-                  ("seating_circular", "out"): "{names} sit at a round table facing away from the centre; left and "
-                                               "right are their own."}
+from helpers.puzzles.seating.text import (GROUPS, KINDS, STATEMENT_QUESTIONS, clue_variants, group_of, intro_variants,
+                                          question_variants, render)
 
 _NAME = r"[A-Z][a-z]*"
-_CAST = re.compile(rf"^((?:{_NAME}, )*{_NAME} and {_NAME}) sit\b")
+# the cast opens the setup ("P, Q and R sit ...") or follows its first "sit" ("Round a table sit P, Q and R ...")
+_CAST = re.compile(rf"^(?:[^.?]*? sit )?((?:{_NAME}, )*{_NAME} and {_NAME})\b")
 _LISTED = re.compile(r"\b(" + "|".join(g["label"] for g in GROUPS.values()) + r") \(([^)]*)\)")
 _JOBS = re.compile(r"\bJobs, one each: ([^.]*)\.")
 _FACING = re.compile(rf"((?:{_NAME}, )*{_NAME}(?: and {_NAME})?) faces? (the centre|north); the others face")
@@ -55,7 +50,7 @@ def parse(text: str, choices: list[str] | None = None) -> tuple[dict | None, str
 
 
 def _cast(text: str) -> list[str] | None:
-    """The people listed at the start ("P, Q, R and S sit ...")."""
+    """The people the setup lists ("P, Q, R and S sit ...", "In a row sit P, Q, R and S.")."""
     m = _CAST.match(text)
     if m is None:
         return None
@@ -120,7 +115,7 @@ def _clue_table(puzzle: dict) -> dict[str, tuple[list, int]]:
 
 def _read_question(puzzle: dict, text: str, choices: list[str], table: dict) -> tuple[dict | None, str | None]:
     """The question matched among every question of the puzzle (statements read from the choices)."""
-    if text in ("Which statement is true?", "Which of these is true?"):
+    if text in STATEMENT_QUESTIONS:
         found = [table.get(c.rstrip(".") + ".") for c in choices]
         if len(choices) != 4 or None in found:
             return None, "unknown_statement"
@@ -153,32 +148,36 @@ def _questions(puzzle: dict) -> list[list]:
     out += [["at_end", row, side] for row in (0, 1) for side in ("left", "right")]
     out += [["at_pos", side, k] for side in ("west", "east") for k in range(1, (n + 1) // 2 + 1)]
     out += [["count_between", x, y] for x in people for y in people if x != y]
+    out += [["where", x, y] for x in people for y in ["", *people] if x != y]
     out += [["count_face", f] for f in (0, 1)]
     return out
 
 
-# ---- the first two seating families (helpers.puzzles.seating: one phrasing per clue) ----------------------
+# ---- the first two seating families (helpers.puzzles.seating.classic) ----------------------------------------
 
 def _read_classic(text: str, people: list[str]) -> dict | None:
     """A seating_linear / seating_circular text read back, or None when it is not one."""
-    names = ", ".join(people[:-1]) + " and " + people[-1]
-    for (kind, facing), intro in CLASSIC_INTROS.items():
-        head = intro.format(names=names)
-        if not text.startswith(head + " "):
+    for kind, facing in classic.INTROS:
+        skeleton = {"kind": kind, "people": list(people), "facing": facing}
+        intros = [i for i, t in enumerate(classic.intro_variants(skeleton)) if text.startswith(t + " ")]
+        if not intros:
             continue
+        head = classic.intro_variants(skeleton)[intros[0]]
         sentences = re.split(r"(?<=[.?]) ", text[len(head) + 1:].strip())
         clues = _classic_clues(people, kind == "seating_circular")
-        questions = {classic.render_question(q): q for q in _classic_questions(people)}
+        questions = {t: (q, i) for q in _classic_questions(people)
+                     for i, t in enumerate(classic.question_variants(q))}
         if not all(c in clues for c in sentences[:-1]) or sentences[-1] not in questions:
             return None
-        puzzle = {"kind": kind, "people": list(people), "facing": facing,
-                  "clues": [clues[c] for c in sentences[:-1]], "question": questions[sentences[-1]]}
+        question, q_phrasing = questions[sentences[-1]]
+        puzzle = dict(skeleton, clues=[clues[c][0] for c in sentences[:-1]], question=question, intro=intros[0],
+                      phrasing=[clues[c][1] for c in sentences[:-1]], q_phrasing=q_phrasing)
         return puzzle if classic.render(puzzle) == text else None
     return None
 
 
-def _classic_clues(people: list[str], circular: bool) -> dict[str, list]:
-    """Every clue the first two seating families can state, text -> clue."""
+def _classic_clues(people: list[str], circular: bool) -> dict[str, tuple[list, int]]:
+    """Every clue the first two seating families can state in each of its phrasings, text -> (clue, phrasing)."""
     n, out = len(people), []
     for x in people:
         out += [[t, x] for t in ("end", "not_end")] + [[t, x, k] for t in ("pos", "pos_right") for k in range(1, n + 1)]
@@ -188,7 +187,12 @@ def _classic_clues(people: list[str], circular: bool) -> dict[str, list]:
             out += [[t, x, y] for t in ("left_adj", "right_adj", "left_of", "adj", "not_adj", "opposite")]
             out += [[t, x, y, k] for t in ("kth_left", "kth_right", "gap") for k in range(1, n)]
             out += [["between", x, y, z] for z in people if z not in (x, y)]
-    return {classic.render_clue(c): c for c in out if not (c[0].startswith("kth") and c[3] == 1)}
+    table: dict[str, tuple[list, int]] = {}
+    for c in out:
+        if not (c[0].startswith("kth") and c[3] == 1):
+            for i, t in enumerate(classic.clue_variants(c)):
+                table.setdefault(t, (c, i))
+    return table
 
 
 def _classic_questions(people: list[str]) -> list[list]:
@@ -199,4 +203,5 @@ def _classic_questions(people: list[str]) -> list[list]:
         out += [[t, x] for t in ("left_q", "right_q", "opposite_q")]
         out += [[t, x, k] for t in ("kth_left_q", "kth_right_q") for k in range(2, n)]
         out += [["count_q", x, y] for y in people if y != x]
+        out += [["where_q", x]] + [["where_q", x, y] for y in people if y != x]
     return out

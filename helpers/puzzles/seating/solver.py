@@ -10,7 +10,7 @@ import numpy as np
 
 from helpers.puzzles import csp
 from helpers.puzzles.seating.text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, MAX_WORDS, members, clue_variants,
-                                          statement_texts)
+                                          statement_texts, where_texts)
 
 
 FREE = -2  # answer code: the seat holds a member no clue names (any free one could be there)
@@ -265,6 +265,8 @@ class Model:
             return self.rel_vars(rel, x)
         if q[0] == "count_between":
             return self.seat[q[1]], self.seat[q[2]]
+        if q[0] == "where":
+            return (self.seat[q[1]], *self.dir_vars(q[2])) if q[2] else (self.seat[q[1]],)
         if q[0] == "count_face":
             return tuple(self.face.values())
         if q[0] == "statement":
@@ -286,6 +288,13 @@ class Model:
         if q[0] == "count_between":
             gaps = np.abs(table.col(self.seat[q[1]]) - table.col(self.seat[q[2]])) - 1
             return gaps.astype(np.int16), [str(i) for i in range(self.n)], []
+        if q[0] == "where":
+            cols = [table.col(v) for v in self.question_vars()]
+            if not q[2]:  # a row's seat, from its west end
+                return cols[0].astype(np.int16), where_texts(self.puzzle), []
+            # x sits k seats round to y's own left when x = y + d*k (d: y's turn; see target())
+            k = (cols[0].astype(np.int16) - cols[1]) * self.direction(cols[1], tuple(cols[2:])) % self.n
+            return k.astype(np.int16), where_texts(self.puzzle), []
         if q[0] == "count_face":
             ones = sum(table.col(v).astype(np.int16) for v in self.face.values())
             return np.asarray(ones if q[1] == 1 else self.n - ones), [str(i) for i in range(self.n + 1)], []

@@ -21,23 +21,41 @@ NUM = ("", "one", "two", "three", "four", "five", "six")
 GROUPS = {
     "nation": {"values": ("Thai", "Greek", "Swiss", "Czech", "Kenyan", "German", "Indian"),
                "noun": "the {v}", "pred": "is {v}", "neg": "is not {v}", "comp": "{v}", "label": "nationality",
-               "q": ("What is the nationality of {who}?", "Which nationality is {who}?")},
+               "q": ("What is the nationality of {who}?", "Which nationality is {who}?",
+                     "What nationality is {who}?")},
     "drink": {"values": ("tea", "milk", "soda", "cola", "juice", "water", "cocoa"),
               "noun": "the {v} drinker", "pred": "drinks {v}", "neg": "does not drink {v}",
               "comp": "the {v} drinker", "label": "drink",
-              "q": ("What does {who} drink?", "Which drink does {who} have?")},
+              "q": ("What does {who} drink?", "Which drink does {who} have?", "What is the drink of {who}?")},
     "pet": {"values": ("cat", "dog", "fish", "bird", "frog", "hare", "mouse"),
             "noun": "the {v} owner", "pred": "owns the {v}", "neg": "does not own the {v}",
-            "comp": "the {v} owner", "label": "pet", "q": ("Which pet does {who} own?", "What pet does {who} have?")},
+            "comp": "the {v} owner", "label": "pet",
+            "q": ("Which pet does {who} own?", "What pet does {who} have?", "What pet belongs to {who}?")},
     "sport": {"values": ("golf", "judo", "polo", "chess", "darts", "rugby", "tennis"),
               "noun": "the {v} player", "pred": "plays {v}", "neg": "does not play {v}", "comp": "the {v} player",
-              "label": "sport", "q": ("Which sport does {who} play?", "What does {who} play?")},
+              "label": "sport",
+              "q": ("Which sport does {who} play?", "What does {who} play?", "What sport does {who} play?")},
     "job": {"values": ("chef", "pilot", "nurse", "judge", "actor", "baker", "clerk", "tutor"),
             "noun": "the {v}", "pred": "is the {v}", "neg": "is not the {v}", "comp": "the {v}", "label": "job",
-            "q": ("What is the job of {who}?", "Which job does {who} have?")},
+            "q": ("What is the job of {who}?", "Which job does {who} have?", "What work does {who} do?")},
 }
 UNARY = ("end", "not_end", "lend", "rend", "corner", "mid")
 MAX_WORDS = 100
+LETTERS = "EFGHJKLMNPQRSTUVWXYZ"  # no A-D (choice letters) nor I/O (read as 1/0)
+LETTER_SHARE = 0.25  # casts of single letters (the aptitude-test style), the rest given names
+# The longest name a cast of n may use: 7 names of up to 5 letters and 8-12 of up to 4 keep the longest layouts'
+# setups (~150 characters with letters) inside the 400-character budget with 5-7 clues.
+LONGEST = {4: 7, 5: 7, 6: 6, 7: 5, 8: 4, 10: 4, 12: 4}
+
+
+def cast(rng, names: list, n: int, longest: int | None = None) -> list[str]:
+    """n people: single letters drawn at random (not a run) in LETTER_SHARE of casts, else given names of at most
+    `longest` letters (LONGEST[n] by default), in the order drawn."""
+    plain = [x[0] if isinstance(x, (tuple, list)) else x for x in names]
+    pool = sorted({x for x in plain if len(x) <= (longest or LONGEST.get(n, 4))})
+    if rng.random() < LETTER_SHARE or len(pool) < n:
+        return sorted(rng.sample(LETTERS, n))
+    return rng.sample(pool, n)
 
 
 def group_of(puzzle: dict, token: str) -> str:
@@ -75,8 +93,9 @@ def _comp(puzzle: dict, token: str) -> str:
 def _side(rel: str, k: int, x: str, variant: int) -> str:
     """ "immediately to the left of X", "second to the left of X", "two seats to X's left"... """
     if k == 1:
-        return (f"immediately to the {rel} of {x}", f"to {x}'s immediate {rel}")[variant % 2]
-    return (f"{ORD[k]} to the {rel} of {x}", f"{NUM[k]} seats to {x}'s {rel}")[variant % 2]
+        return (f"immediately to the {rel} of {x}", f"to {x}'s immediate {rel}",
+                f"just to the {rel} of {x}")[variant % 3]
+    return (f"{ORD[k]} to the {rel} of {x}", f"{NUM[k]} seats to {x}'s {rel}", f"{ORD[k]} to {x}'s {rel}")[variant % 3]
 
 
 def _dir_word(puzzle: dict, f: int) -> str:
@@ -98,28 +117,34 @@ def clue_variants(puzzle: dict, clue: list) -> list[str]:
     if t in ("left", "right"):
         b, k = _np(puzzle, clue[2]), clue[3]
         terse = f"{A} is {b}'s {t} neighbour." if k == 1 else f"{A} is {ORD[k]} to {b}'s {t}."
-        return [f"{A} sits {_side(t, k, b, 0)}.", f"{A} sits {_side(t, k, b, 1)}.", terse]
+        return [f"{A} sits {_side(t, k, b, 0)}.", f"{A} sits {_side(t, k, b, 1)}.", terse,
+                f"{A} is seated {_side(t, k, b, 2)}."]
     if t == "faces_rel":
         b, rel, k = _np(puzzle, clue[2]), clue[3], clue[4]
-        return [f"{A} faces the person {_side(rel, k, b, 0)}.", f"{A} sits facing the person {_side(rel, k, b, 1)}."]
+        return [f"{A} faces the person {_side(rel, k, b, 0)}.", f"{A} sits facing the person {_side(rel, k, b, 1)}.",
+                f"{A} is facing the one {_side(rel, k, b, 2)}."]
     if t in ("same", "not_same"):
         g = GROUPS[group_of(puzzle, clue[2])]
         verb = g["pred" if t == "same" else "neg"].format(v=clue[2])
         noun = _cap(g["noun"].format(v=clue[2]))
-        return [f"{A} {verb}.", f"{noun} is {'not ' if t == 'not_same' else ''}{_comp(puzzle, clue[1])}."]
+        no = "not " if t == "not_same" else ""
+        return [f"{A} {verb}.", f"{noun} is {no}{_comp(puzzle, clue[1])}.",
+                f"It is {no}{a} who {g['pred'].format(v=clue[2])}."]
     if t in ("face", "row"):
         d = _dir_word(puzzle, clue[2])
-        second = f"{A} sits in the row facing {d}." if t == "row" else f"{A} sits facing {d}."
-        return [f"{A} faces {d}.", second]
+        if t == "row":
+            return [f"{A} faces {d}.", f"{A} sits in the row facing {d}.", f"{A} is in the row that faces {d}."]
+        return [f"{A} faces {d}.", f"{A} sits facing {d}.", f"{A} is facing {d}."]
     if t in UNARY:
         return _unary_variants(puzzle, t, A, a)
     if t == "pos":
         side, k = clue[2], clue[3]
         at = "at the" if k == 1 else f"{ORD[k]} from the"
-        return [f"{A} sits {at} {side} end.", f"{A} is {at} {side} end."]
+        return [f"{A} sits {at} {side} end.", f"{A} is {at} {side} end.", f"{A} takes the seat {at} {side} end."]
     if t == "between":
         b, c = _np(puzzle, clue[2]), _np(puzzle, clue[3])
-        return [f"{A} sits between {b} and {c}.", f"{A} sits next to both {b} and {c}."]
+        return [f"{A} sits between {b} and {c}.", f"{A} sits next to both {b} and {c}.",
+                f"{A} has {b} on one side and {c} on the other."]
     return _pair_variants(puzzle, clue, A, a)
 
 
@@ -134,7 +159,8 @@ def _unary_variants(puzzle: dict, t: str, A: str, a: str) -> list[str]:
     if t == "not_end":
         return [f"{A} does not sit at an end.", f"{A} sits at neither end of {row}.", f"{A} is not at an end."]
     side = "left" if t == "lend" else "right"
-    return [f"{A} sits at the extreme {side} end of {row}.", f"No one sits to {a}'s {side} in {row}."]
+    return [f"{A} sits at the extreme {side} end of {row}.", f"No one sits to {a}'s {side} in {row}.",
+            f"{A} is at the far {side} end of {row}."]
 
 
 def _table_unary_variants(puzzle: dict, t: str, A: str) -> list[str]:
@@ -144,8 +170,8 @@ def _table_unary_variants(puzzle: dict, t: str, A: str) -> list[str]:
         return ([f"{A} sits at one end of the table.", f"{A} sits at a short side.", f"{A} is at an end of the table."]
                 if t == "end" else
                 [f"{A} sits on a long side.", f"{A} does not sit at an end of the table.", f"{A} is on a long side."])
-    texts = ([f"{A} sits at a corner.", f"{A} is seated at a corner."] if t == "corner" else
-             [f"{A} sits in the middle of a side.", f"{A} is at the middle of a side."])
+    texts = ([f"{A} sits at a corner.", f"{A} is seated at a corner.", f"{A} takes a corner seat."] if t == "corner"
+             else [f"{A} sits in the middle of a side.", f"{A} is at the middle of a side.", f"{A} sits mid-side."])
     if puzzle.get("corner_face") is not None:
         inward = puzzle["corner_face"] == (t == "corner")
         texts.append(f"{A} faces {'the centre' if inward else 'outward'}.")
@@ -167,13 +193,18 @@ def _pair_variants(puzzle: dict, clue: list, A: str, a: str) -> list[str]:
         "adj": [f"{A} sits next to {b}.", f"{A} and {b} are neighbours.", f"{A} is seated beside {b}."],
         "not_adj": [f"{A} does not sit next to {b}.", f"{A} and {b} are not neighbours.",
                     f"{A} is not seated beside {b}."],
-        "same_face": [f"{A} and {b} face the same way.", f"{A} faces the same direction as {b}."],
-        "diff_face": [f"{A} and {b} face opposite ways.", f"{A} faces the opposite way to {b}."],
+        "same_face": [f"{A} and {b} face the same way.", f"{A} faces the same direction as {b}.",
+                      f"{A} and {b} face in the same direction."],
+        "diff_face": [f"{A} and {b} face opposite ways.", f"{A} faces the opposite way to {b}.",
+                      f"{A} and {b} face in opposite directions."],
         "faces": [f"{A} faces {b}.", f"{A} sits facing {b}.", f"{A} and {b} face each other."],
-        "not_faces": [f"{A} does not face {b}.", f"{A} and {b} do not face each other."],
-        "same_row": [f"{A} and {b} sit in the same row.", f"{A} sits in the same row as {b}."],
-        "diff_row": [f"{A} and {b} sit in different rows.", f"{A} does not sit in {b}'s row."],
-        "diag": [f"{A} and {b} sit at diagonally opposite corners.", f"{A} is in the corner diagonally opposite {b}."],
+        "not_faces": [f"{A} does not face {b}.", f"{A} and {b} do not face each other.", f"{A} is not facing {b}."],
+        "same_row": [f"{A} and {b} sit in the same row.", f"{A} sits in the same row as {b}.",
+                     f"{A} shares a row with {b}."],
+        "diff_row": [f"{A} and {b} sit in different rows.", f"{A} does not sit in {b}'s row.",
+                     f"{A} and {b} are in different rows."],
+        "diag": [f"{A} and {b} sit at diagonally opposite corners.", f"{A} is in the corner diagonally opposite {b}.",
+                 f"{A} and {b} are at diagonally opposite corners."],
     }
     return table[t]
 
@@ -182,6 +213,30 @@ def statement_texts(puzzle: dict) -> list[str]:
     """The statements of a "which is true" question, as the choice texts."""
     q = puzzle["question"]
     return [clue_variants(puzzle, s)[p].rstrip(".") for s, p in zip(q[1], puzzle["s_phrasing"])]
+
+
+STATEMENT_QUESTIONS = ("Which statement is true?", "Which of these is true?", "Which one of these statements is true?",
+                       "Which of the following is true?")
+
+
+def where_texts(puzzle: dict) -> list[str]:
+    """The answers a "where" question can have, indexed by its solver code: a row's seats from its west (left)
+    end, or the seat k places round to y's own left (k = 1..n-1: the far ones are to y's right, n/2 opposite)."""
+    q, n = puzzle["question"], len(puzzle["people"])
+    west, east = ("left", "right") if puzzle["kind"] == "seating_linear" else ("west", "east")
+    if not q[2]:
+        def seat(s: int) -> str:
+            side, k = (west, s + 1) if s + 1 <= n - s else (east, n - s)
+            return f"At the {side} end" if k == 1 else f"{_cap(ORD[k])} from the {side} end"
+        return [seat(s) for s in range(n)]
+    y = _np(puzzle, q[2])
+
+    def around(k: int) -> str:
+        if 2 * k == n:
+            return f"Opposite {y}"
+        side, j = ("left", k) if 2 * k < n else ("right", n - k)
+        return f"Immediately to {y}'s {side}" if j == 1 else f"{_cap(ORD[j])} to {y}'s {side}"
+    return ["(the same seat)"] + [around(k) for k in range(1, n)]
 
 
 def _who_phrase(puzzle: dict, rel: str, x: str, k: int, variant: int) -> str:
@@ -202,23 +257,32 @@ def question_variants(puzzle: dict) -> list[str]:
     """Every phrasing of the puzzle's question."""
     q = puzzle["question"]
     if q[0] == "attr":
-        return [t.format(who=_who_phrase(puzzle, q[2], q[3], q[4], i)) for i, t in enumerate(GROUPS[q[1]]["q"])]
+        return [t.format(who=_who_phrase(puzzle, q[2], q[3], q[4], i % 2)) for i, t in enumerate(GROUPS[q[1]]["q"])]
     if q[0] == "who":
         return _who_variants(puzzle, q[1], q[2], q[3])
     if q[0] == "at_end":
         d = _dir_word(puzzle, q[1])
         return [f"Who sits at the extreme {q[2]} end of the row facing {d}?",
-                f"In the row facing {d}, who sits at the extreme {q[2]} end?"]
+                f"In the row facing {d}, who sits at the extreme {q[2]} end?",
+                f"Who is at the far {q[2]} end of the row that faces {d}?"]
     if q[0] == "at_pos":
         at = "at the" if q[2] == 1 else f"{ORD[q[2]]} from the"
-        return [f"Who sits {at} {q[1]} end?", f"Who is seated {at} {q[1]} end?"]
+        return [f"Who sits {at} {q[1]} end?", f"Who is seated {at} {q[1]} end?", f"Who takes the seat {at} {q[1]} end?"]
     if q[0] == "count_between":
         return [f"How many people sit between {q[1]} and {q[2]}?",
-                f"How many people are seated between {q[1]} and {q[2]}?"]
+                f"How many people are seated between {q[1]} and {q[2]}?",
+                f"How many people are there between {q[1]} and {q[2]}?"]
+    if q[0] == "where":
+        x = _np(puzzle, q[1])
+        if not q[2]:
+            return [f"Where does {x} sit?", f"Where is {x} seated?", f"Which seat does {x} take?"]
+        y = _np(puzzle, q[2])
+        return [f"Where does {x} sit relative to {y}?", f"Where is {x} seated in relation to {y}?",
+                f"Which seat does {x} take, counted from {y}?"]
     if q[0] == "count_face":
         d = _dir_word(puzzle, q[1])
-        return [f"How many people face {d}?", f"How many of them face {d}?"]
-    return ["Which statement is true?", "Which of these is true?"]
+        return [f"How many people face {d}?", f"How many of them face {d}?", f"How many sitters face {d}?"]
+    return list(STATEMENT_QUESTIONS)
 
 
 def _who_variants(puzzle: dict, rel: str, x: str, k: int) -> list[str]:
@@ -226,63 +290,84 @@ def _who_variants(puzzle: dict, rel: str, x: str, k: int) -> list[str]:
     xs = _np(puzzle, x)
     if rel == "same":
         g = GROUPS[group_of(puzzle, x)]
-        return [f"Who {g['pred'].format(v=x)}?", f"Who is {g['comp'].format(v=x)}?"]
+        return [f"Who {g['pred'].format(v=x)}?", f"Who is {g['comp'].format(v=x)}?",
+                f"Which person {g['pred'].format(v=x)}?", f"Which sitter {g['pred'].format(v=x)}?"]
     if rel == "opp":
-        return [f"Who sits opposite {xs}?", f"Who is seated directly opposite {xs}?"]
+        return [f"Who sits opposite {xs}?", f"Who is seated directly opposite {xs}?", f"Who sits across from {xs}?"]
     if rel == "faces":
-        return [f"Who faces {xs}?", f"Who sits facing {xs}?"]
+        return [f"Who faces {xs}?", f"Who sits facing {xs}?", f"Who is facing {xs}?"]
     if rel == "nbr":
-        return [f"Who sits next to {xs}?", f"Who is {xs}'s neighbour?"]
+        return [f"Who sits next to {xs}?", f"Who is {xs}'s neighbour?", f"Who is the only neighbour of {xs}?"]
     if rel.startswith("faces_"):
         base = rel.removeprefix("faces_")
         return [f"Who faces the person {_side(base, k, xs, 0)}?",
-                f"Who sits facing the person {_side(base, k, xs, 1)}?"]
-    return [f"Who sits {_side(rel, k, xs, 0)}?", f"Who sits {_side(rel, k, xs, 1)}?"]
+                f"Who sits facing the person {_side(base, k, xs, 1)}?",
+                f"Who is facing the one {_side(base, k, xs, 2)}?"]
+    return [f"Who sits {_side(rel, k, xs, 0)}?", f"Who sits {_side(rel, k, xs, 1)}?", f"Who is {_side(rel, k, xs, 2)}?"]
+
+
+OWN = ("Left/right are their own.", "Left and right are their own.", "Left/right: each sitter's own.",
+       "Each one's left/right is their own.")
 
 
 def intro_variants(puzzle: dict) -> list[str]:
-    """Every phrasing of the setup sentence(s)."""
+    """Every phrasing of the setup sentence(s); the cast always comes first or right after a short opening."""
     kind, people, n = puzzle["kind"], puzzle["people"], len(puzzle["people"])
     cast = _list(list(people))
-    own = "Left/right are each person's own."
     if kind == "seating_attributes":
         groups = puzzle["groups"]
         has = " and ".join(f"{GROUPS[g]['label']} ({', '.join(v)})" for g, v in groups.items())
         return [f"{cast} sit round a table facing in, each with a different {has}.",
-                f"{cast} sit at a round table facing the centre, each with a different {has}."]
+                f"{cast} sit at a round table facing the centre, each with a different {has}.",
+                f"{cast} are seated at a circular table, facing inward; each has a different {has}.",
+                f"Round a table, facing the centre, sit {cast}, each with a different {has}."]
     if kind == "seating_mixed_facing":
         facing = _facing_setup(puzzle, "the centre", "outward")
-        jobs = f" Jobs, one each: {', '.join(puzzle['groups']['job'])}." if puzzle.get("groups") else ""
-        return [f"{cast} sit round a table. {facing}{jobs} {own}",
-                f"{cast} sit at a round table. {facing}{jobs} {own}"]
+        job = (puzzle.get("groups") or {}).get("job")
+        jobs = f" Jobs, one each: {', '.join(job)}." if job else ""
+        return [f"{cast} sit round a table. {facing}{jobs} {OWN[0]}",
+                f"{cast} sit at a round table. {facing}{jobs} {OWN[1]}",
+                f"{cast} are seated at a circular table. {facing}{jobs} {OWN[2]}",
+                f"Round a table sit {cast}. {facing}{jobs} {OWN[3]}"]
     if kind == "seating_parallel_rows":
         m = n // 2
-        return [f"{cast} sit in two rows of {m} facing each other; one row faces north, the other south. {own}",
-                f"{cast} sit in two facing rows of {m}, one facing north and one south. {own}"]
+        return [f"{cast} sit in two rows of {m} facing each other; one row faces north, the other south. {OWN[0]}",
+                f"{cast} sit in two facing rows of {m}, one facing north and one south. {OWN[1]}",
+                f"{cast} are seated in two parallel rows of {m}: the north row faces south, the south row north. "
+                f"{OWN[2]}",
+                f"In two rows of {m}, one facing north and the other south, sit {cast}. {OWN[3]}"]
     if kind in ("seating_square", "seating_rectangle"):
-        return _table_intro_variants(puzzle, cast, own)
+        return _table_intro_variants(puzzle, cast)
     facing = _facing_setup(puzzle, "north", "south")
-    return [f"{cast} sit in a row running west to east. {facing} {own}",
-            f"{cast} sit in one west-east row. {facing} {own}"]
+    return [f"{cast} sit in a row running west to east. {facing} {OWN[0]}",
+            f"{cast} sit in one west-east row. {facing} {OWN[1]}",
+            f"{cast} are seated in a single row, west to east, in some order. {facing} {OWN[2]}",
+            f"In a west-east row sit {cast}. {facing} {OWN[3]}"]
 
 
-def _table_intro_variants(puzzle: dict, cast: str, own: str) -> list[str]:
+def _table_intro_variants(puzzle: dict, cast: str) -> list[str]:
     """Setups of the square (corners and side middles) and rectangular (ends and long sides) tables."""
     groups = puzzle.get("groups") or {}
     has = "".join(f" Each has a different {GROUPS[g]['label']} ({', '.join(v)})." for g, v in groups.items())
     if puzzle["kind"] == "seating_rectangle":
-        side = len(puzzle["people"]) // 2 - 1
-        return [f"{cast} sit round a rectangular table facing the centre, one at each end and {NUM[side]} along "
+        side = NUM[len(puzzle["people"]) // 2 - 1]
+        return [f"{cast} sit round a rectangular table facing the centre, one at each end and {side} along "
                 f"each long side.{has} Opposite means straight across.",
-                f"{cast} sit at a rectangular table, facing in: one at each short side, {NUM[side]} on each long "
-                f"side.{has} Opposite means straight across."]
+                f"{cast} sit at a rectangular table, facing in: one at each short side, {side} on each long "
+                f"side.{has} Opposite means straight across.",
+                f"{cast} are seated at a rectangular table facing inward, one at each end, {side} per long side.{has}"
+                f" Opposite is straight across.",
+                f"Round a rectangular table, facing in, sit {cast}: one per end, {side} per long side.{has} "
+                f"Opposite means straight across."]
     cf = puzzle.get("corner_face")
     facing = ("Corner sitters all face one way (centre or outward), mid-side sitters the other."
               if cf is None else f"Those at the corners face {'the centre' if cf else 'outward'}, the others "
               f"{'outward' if cf else 'the centre'}.")
     return [f"{cast} sit at a square table, one at each corner and one in the middle of each side. {facing}"
-            f"{has} {own}",
-            f"{cast} sit round a square table: four at the corners, four mid-side. {facing}{has} {own}"]
+            f"{has} {OWN[0]}",
+            f"{cast} sit round a square table: four at the corners, four mid-side. {facing}{has} {OWN[1]}",
+            f"{cast} are seated at a square table, four at corners, four mid-side. {facing}{has} {OWN[2]}",
+            f"Round a square table sit {cast}, one per corner and one mid-side. {facing}{has} {OWN[3]}"]
 
 
 def _facing_setup(puzzle: dict, yes: str, no: str) -> str:

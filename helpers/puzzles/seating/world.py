@@ -4,7 +4,7 @@ reads true clues and the answer from it, and the tests hold the vectorised solve
 
 from __future__ import annotations
 
-from helpers.puzzles.seating.text import LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, members, statement_texts
+from helpers.puzzles.seating.text import LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, members, statement_texts, where_texts
 from helpers.puzzles.seating.solver import fixed_seat
 
 
@@ -119,5 +119,9 @@ def answer_in_world(puzzle: dict, world: dict) -> str:
         return str(abs(world["seat"][q[1]] - world["seat"][q[2]]) - 1)
     if q[0] == "count_face":
         return str(sum(1 for p in puzzle["people"] if world["face"][p] == q[1]))
+    if q[0] == "where":  # a row's seat, or how many seats round to y's own left x sits
+        x, y, n = world["seat"][q[1]], q[2], len(puzzle["people"])
+        k = x if not y else next(k for k in range(n) if _move_in_world(puzzle, world, "left", y, k) == x)
+        return where_texts(puzzle)[k]
     true = [i for i, s in enumerate(q[1]) if holds_in_world(puzzle, world, s)]
     return statement_texts(puzzle)[true[0]] if len(true) == 1 else NO_ANSWER

@@ -1,0 +1,158 @@
+"""How varied each puzzle family's questions read (helpers.puzzles.variety), per family and level.
+
+    python bench/bench_variety.py [--n 200] [--levels 3] [--seed 26] [--kinds family ...] [--markdown] [--examples]
+    python bench/bench_variety.py --blind [--n 300]   # docs/results.md, "Blind strategies"
+
+Per family and level, over the first n puzzles of catalogue.generate(n, seed, kinds=(kind,), levels=(level,)):
+distinct openings (first 4 words) and sentence templates (names, numbers, relation words, attribute values and
+letters masked), the fewest and median wordings per clue kind, the question forms asked (%) and the most common one
+among the hardest of each 4 (what the Q-agent asks), the share of names that are single letters, and the key's rank
+among the options by length (and, where all four are numbers, by value), in % at ranks 0-3 (0 = shortest /
+smallest; uniform is 25 each). `--examples` prints each family's first puzzle at the first level asked, with its
+key. `--blind` plays helpers.puzzles.blind's option strategies instead, over puzzles.generate(n, seed=26,
+kinds=(kind,)) (the three levels cycling): hit rates in %, chance 25.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from helpers import puzzles  # noqa: E402
+from helpers.puzzles import blind, variety  # noqa: E402
+
+
+def run(n: int = 200, seed: int = 26, kinds: tuple[str, ...] = puzzles.KINDS, levels: tuple[int, ...] = (3,),
+        workers: int | None = None) -> list[dict]:
+    """variety.measure for every family x level, with the seconds each took."""
+    rows = []
+    for kind in kinds:
+        for level in levels:
+            t0 = time.perf_counter()
+            rows.append({**variety.measure(kind, level, n, seed, workers), "secs": time.perf_counter() - t0})
+    return rows
+
+
+def _ranks(shares: list[float]) -> str:
+    """Rank shares as "25/25/25/25", or "-" when none."""
+    return "/".join(f"{s:.0f}" for s in shares) if shares else "-"
+
+
+def _forms(forms: dict[str, float]) -> str:
+    """Question-form shares, largest first ("who 60, statement 40")."""
+    return ", ".join(f"{f} {p:.0f}" for f, p in forms.items())
+
+
+def _numeric(row: dict) -> str:
+    """How many questions had four numeric options, when any did (" (n=40)")."""
+    return f" (n={row['numeric']})" if row["numeric"] else ""
+
+
+def markdown(rows: list[dict]) -> str:
+    """One table row per family and level."""
+    lines = ["| family | level | n | openings | templates | wordings per clue kind (fewest / median) | "
+             "question forms (%) | hardest of 4: top form / top question sentence (%) | letter names (%) | key rank by length (%) | "
+             "key rank by value (%) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| `{r['kind']}` | {r['level']} | {r['n']} | {r['openings']} | {r['templates']} | "
+                     f"{r['min_clue_wordings']} / {r['median_clue_wordings']:g} | {_forms(r['forms'])} | "
+                     f"{_forms(dict(list(r['hardest_forms'].items())[:1]))} / "
+                     f"{next(iter(r['hardest_questions'].values()), 0):.0f} | "
+                     f"{r['letter_names']:.0f} | {_ranks(r['rank_by_length'])} | "
+                     f"{_ranks(r['rank_by_value'])}{_numeric(r)} |")
+    return "\n".join(lines)
+
+
+def examples(seed: int, kinds: tuple[str, ...], level: int) -> str:
+    """Each family's first puzzle at `level`, verbatim, with its choices and key."""
+    out = []
+    for kind in kinds:
+        rec = puzzles.generate(1, seed=seed, kinds=(kind,), levels=(level,), workers=1)[0]
+        choices = " ".join(f"{'ABCD'[i]}) {c}" for i, c in enumerate(rec["choices"]))
+        out.append(f"- `{kind}`: {rec['question']} {choices} -> {'ABCD'[rec['answer']]}")
+    return "\n".join(out)
+
+
+def blind_rates(n: int, seed: int, kinds: tuple[str, ...], workers: int | None = None) -> str:
+    """Each option strategy's hit rate (%) per family, and the usual-key strategy's (fitted on the even-numbered
+    questions, played on the odd), as docs/results.md tabulates them; coded's which-expression questions apart too."""
+    names = list(blind.OPTION_STRATEGIES)
+    lines = ["| family | " + " | ".join(names) + " | usual_key |", "|---|" + "---|" * (len(names) + 1)]
+    for kind in kinds:
+        recs = puzzles.generate(n, seed=seed, kinds=(kind,), workers=workers)
+        groups = [(f"`{kind}`", recs)]
+        which = [r for r in recs if r["puzzle"]["question"][0] == "which"]
+        if which:
+            groups.append((f"`{kind}` ({len(which)} which-expression)", which))
+        for label, group in groups:
+            rates = blind.play(group, random.Random(f"blind:{kind}"))
+            usual = blind.play_usual_key(group, random.Random(f"usual:{kind}"))
+            lines.append(f"| {label} | " + " | ".join(f"{100 * rates[k]:.0f}" for k in names) + f" | {100 * usual:.0f} |")
+    return "\n".join(lines)
+
+
+TABLE = ROOT / "helpers" / "puzzles" / "kinship" / "key_share_table.py"
+
+
+def write_key_shares(n: int) -> str:
+    """Measure every word-keyed family's key shares per level (variety.key_shares) and rewrite key_share_table.py."""
+    shares = {kind: {level: variety.key_shares(kind, level, n) for level in puzzles.LEVELS}
+              for kind in variety.WORD_KEYED}
+    lines = ['"""Generated by `python bench/bench_variety.py --key-shares`: do not edit by hand (see key_shares.py)."""',
+             "", "SHARES: dict[str, dict[int, dict[str, float]]] = {"]
+    for kind, by_level in shares.items():
+        lines.append(f"    {kind!r}: {{")
+        for level, table in by_level.items():
+            lines.append(f"        {level}: {{")
+            line = "           "
+            for item in (f" {w!r}: {s}," for w, s in table.items()):
+                if len(line) + len(item) > 118:
+                    lines.append(line)
+                    line = "           "
+                line += item
+            lines.append(line)
+            lines.append("        },")
+        lines.append("    },")
+    lines.append("}")
+    TABLE.write_text("\n".join(lines) + "\n")
+    return f"wrote {TABLE.relative_to(ROOT)}: {n} relation questions per family and level"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=26)
+    ap.add_argument("--levels", type=int, nargs="+", default=[3], choices=puzzles.LEVELS)
+    ap.add_argument("--kinds", nargs="+", default=list(puzzles.KINDS), choices=puzzles.KINDS)
+    ap.add_argument("--workers", type=int, default=None, help="build processes (default: one per 500 puzzles)")
+    ap.add_argument("--markdown", action="store_true", help="the table only, as docs/data.md shows it")
+    ap.add_argument("--examples", action="store_true")
+    ap.add_argument("--blind", action="store_true", help="blind strategies' hit rates instead (levels cycling)")
+    ap.add_argument("--key-shares", action="store_true",
+                    help="measure how often each relation word is a kinship key (--n per family and level, 1500 is "
+                         "used) and rewrite helpers/puzzles/kinship/key_share_table.py")
+    args = ap.parse_args(argv)
+    if args.key_shares:
+        print(write_key_shares(args.n))
+        return 0
+    if args.blind:
+        print(blind_rates(args.n, args.seed, tuple(args.kinds), args.workers))
+        return 0
+    rows = run(args.n, args.seed, tuple(args.kinds), tuple(args.levels), args.workers)
+    print(markdown(rows))
+    if not args.markdown:
+        print("\nseconds: " + ", ".join(f"{r['kind']}/{r['level']} {r['secs']:.1f}" for r in rows))
+    if args.examples:
+        print("\n" + examples(args.seed, tuple(args.kinds), args.levels[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

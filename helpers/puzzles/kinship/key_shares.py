@@ -1,0 +1,74 @@
+"""How often each relation word is a kinship family's key, per level: the prior its wrong options are drawn by.
+
+A model fine-tuned on many questions learns which words are usually the key (before this prior, "Father" was the key
+in 67 of the 85 level-1 pointing questions that offered it) and bets on them without reading a clue. Two levers:
+- keys flattened: a word keyed more often than MAX_SHARE of its gender's questions (the builders' raw shares, SHARES)
+  is kept only part of the time (keep_chance), so no word can be the key more than about 1 time in 4 it is offered;
+- wrong options drawn by the flattened shares (weights, through blind.balanced), so a word is offered about three
+  times as often as it is the key.
+SHARES are measured, not written by hand: key_share_table.py is rewritten by `python bench/bench_variety.py
+--key-shares` (raw builds, no flattening), and tests/test_blind_strategies.py plays the usual-key strategy
+(blind.play_usual_key) against every family.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from typing import Iterable, Mapping
+
+from helpers.puzzles.kinship.key_share_table import SHARES
+
+FLOOR = 0.002  # a word the sample never keyed keeps this much weight: rarely a wrong option, never impossible
+MAX_SHARE = 0.2  # the most one word may be keyed among the relation questions of its gender, after flattening
+def gender_of(word: str) -> str:
+    """'f' for a female relation word, 'm' for a male one, '' for one that says no gender (Cousin)."""
+    w = word.lower()
+    if any(f in w for f in ("mother", "daughter", "sister", "wife", "aunt", "niece", "herself")):
+        return "f"
+    if any(m in w for m in ("father", "son", "brother", "husband", "uncle", "nephew", "himself")):
+        return "m"
+    return ""
+
+
+@functools.cache
+def _caps(kind: str, level: int) -> dict[str, float]:
+    """Per gender, the share c a word is cut to so that, renormalised, no word exceeds MAX_SHARE of its gender."""
+    table = SHARES.get(kind, {}).get(level, {})
+    caps = {"": float("inf")}  # Cousin names either gender: never cut
+    for g in ("m", "f"):
+        shares = [s for w, s in table.items() if gender_of(w) == g]
+        total = sum(shares)
+        if not shares or max(shares) <= MAX_SHARE * total:
+            caps[g] = float("inf")
+            continue
+        low, high = 0.0, max(shares)
+        for _ in range(40):  # the largest cap c with c <= MAX_SHARE * sum(min(s, c))
+            mid = (low + high) / 2
+            low, high = (mid, high) if mid <= MAX_SHARE * sum(min(s, mid) for s in shares) else (low, mid)
+        caps[g] = low
+    return caps
+
+
+def flattened(kind: str, level: int, word: str) -> float:
+    """A word's key share after flattening (its raw share, cut to its gender's cap)."""
+    share = SHARES.get(kind, {}).get(level, {}).get(word, 0.0)
+    return min(share, _caps(kind, level)[gender_of(word)])
+
+
+def keep_chance(kind: str, level: int, key: str) -> float:
+    """The chance a built puzzle keyed `key` is kept: 1 unless the word is keyed above its gender's cap."""
+    share = SHARES.get(kind, {}).get(level, {}).get(key, 0.0)
+    return 1.0 if share <= 0 else flattened(kind, level, key) / share
+
+
+def keep(kind: str, level: int, key: str, rng: random.Random) -> bool:
+    """Whether to keep a built puzzle keyed `key` (one draw of rng only when the word is over its cap)."""
+    chance = keep_chance(kind, level, key)
+    return chance >= 1.0 or rng.random() < chance
+
+
+def weights(kind: str, level: int, words: Iterable[str], near: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Each candidate word's weight as a wrong option: its flattened share of the family's keys at the level (at
+    least FLOOR), times its nearness weight (a relation near the key's, default 1)."""
+    return {w: max(flattened(kind, level, w), FLOOR) * (near or {}).get(w, 1.0) for w in words}

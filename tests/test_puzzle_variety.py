@@ -1,0 +1,106 @@
+"""Phrasing that must not collapse: per family at level 3, enough openings and wordings per clue kind, no question
+form asked most of the time where a family has several, few single letters as names (helpers.puzzles.variety)."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import puzzles
+from helpers.puzzles import variety
+from helpers.puzzles.seating import classic as seating_classic
+
+pytestmark = pytest.mark.nolibs  # plain Python: the container tier skips it (see pyproject.toml)
+
+# Level-3 puzzles per family: the fast families build in a few ms, the exact-solver seating ones in ~0.1-0.3 s, so
+# the sample builds in ~40 s on 2 cores.
+N_FAST, N_SLOW = 240, 40
+# Per family: (openings at least, wordings of its least varied clue kind at least, the most asked form at most %,
+# letter names at most %). This sample measured: openings 2-9, fewest wordings per clue kind 1-3 (pointing's one
+# sentence 22), top form 30-88% where a family asks several, letter names 0-92%. Floors one below a count of 3 or
+# more (a count of 1-2 kept: the sample is seeded), caps 15 points above the shares (~2.4 s.e. at 40 puzzles).
+# None: the family asks one form only (square: who; pointing: a relation).
+FLOORS = {
+    "seating_linear": (2, 2, 77, 70),
+    "seating_circular": (3, 2, 90, 66),
+    "family": (3, 2, 97, 15),
+    "seating_attributes": (2, 2, 73, 75),
+    "seating_mixed_facing": (3, 1, 73, 87),
+    "seating_parallel_rows": (2, 2, 87, 71),
+    "seating_row_facing": (3, 2, 45, 70),
+    "seating_square": (2, 1, None, 100),  # letters almost always (92%): its intro leaves little of the 400 characters
+    "seating_rectangle": (3, 2, 73, 88),
+    "family_pointing": (6, 15, None, 15),
+    "family_coded": (4, 2, 78, 64),
+    "family_gender": (4, 2, 72, 93),
+}
+
+
+def shortfalls(kind: str, fig: dict) -> list[str]:
+    """Every floor a family's figures miss (empty when its phrasing is varied enough)."""
+    openings, wordings, top_form, letters = FLOORS[kind]
+    out = []
+    if fig["openings"] < openings:
+        out.append(f"openings {fig['openings']} < {openings}")
+    if fig["min_clue_wordings"] < wordings:
+        out.append(f"wordings per clue kind {fig['clue_wordings']} < {wordings}")
+    if top_form is not None and max(fig["forms"].values()) > top_form:
+        out.append(f"question forms {fig['forms']}: one above {top_form}%")
+    if fig["letter_names"] > letters:
+        out.append(f"letter names {fig['letter_names']:.0f}% > {letters}%")
+    return out
+
+
+@pytest.fixture(scope="module")
+def samples() -> dict[str, list[dict]]:
+    """Level-3 puzzles of every family, as bench/bench_variety.py draws them (the slow families on 2 processes)."""
+    return {k: puzzles.generate(N_FAST if k in puzzles.FAST_KINDS else N_SLOW, seed=26, kinds=(k,), levels=(3,),
+                                workers=1 if k in puzzles.FAST_KINDS else 2) for k in puzzles.KINDS}
+
+
+@pytest.mark.parametrize("kind", puzzles.KINDS)
+def test_no_family_reads_from_one_template(samples, kind):
+    fig = variety.figures(samples[kind])
+    assert not shortfalls(kind, fig), f"{kind} level 3 over {fig['n']} puzzles: {shortfalls(kind, fig)}"
+
+
+def _one_wording(puzzle: dict) -> str:
+    """A seating text with one fixed wording per clue type and question: what a collapsed generator writes."""
+    clues = " ".join(f"{c[1]} is {c[0]} of {c[-1]}." for c in puzzle["clues"])
+    return f"{', '.join(puzzle['people'])} sit in a row. {clues} Who is {puzzle['question'][0]}?"
+
+
+def test_a_generator_with_one_wording_fails(monkeypatch):
+    monkeypatch.setattr(seating_classic, "render", _one_wording)
+    recs = puzzles.generate(N_SLOW, seed=26, kinds=("seating_linear",), levels=(3,), workers=1)
+    missed = shortfalls("seating_linear", variety.figures(recs))
+    assert any(m.startswith("openings") for m in missed) and any(m.startswith("wordings") for m in missed), missed
+
+
+def test_letters_as_names_fail():
+    fig = variety.figures([{"question": "P, Q and R sit in a row. P sits left of Q. Who sits in the middle?",
+                            "choices": ["P", "Q", "R", "Nobody"], "answer": 2,
+                            "puzzle": {"people": ["P", "Q", "R"], "question": ["who"]}}] * 30)
+    assert fig["letter_names"] == 100
+    assert any(m.startswith("letter names") for m in shortfalls("seating_linear", fig))
+
+
+def test_masks_read_content_as_slots():
+    text = "Ravi, Q and Mei sit in a row facing north. Ravi sits second to the left of Q. What is Q to Mei's father?"
+    assert variety.templates({"question": text, "puzzle": {"people": ["Ravi", "Q", "Mei"]}}) == [
+        "<l> sit in a row facing <d>", "<n> sits <#> to the <d> of <n>", "What is <n> to <n>'s <r>?"]
+    assert variety.mask("Given B @ E ^ L, what is B to my father's only sister's son?") == \
+        "Given <l>, what is <n> to <r>?"
+
+
+@pytest.mark.parametrize("question, form", [
+    ("Who sits opposite Ravi?", "who"), ("How many people sit between P and Q?", "count"),
+    ("Which of these is true?", "statement"), ("How is P related to Q?", "relation"),
+    ("Where does Mei sit?", "where"), ("What does Ravi drink?", "attribute"),
+    ("Which expression means P is the son of Q?", "expression")])
+def test_question_forms_read_from_text(question, form):
+    assert variety.form_of_text(question) == form
+
+
+def test_key_rank_shares_ties():
+    assert variety.rank_shares([1, 2, 2, 3], 1) == [0.0, 0.5, 0.5, 0.0]
+    assert variety.rank_shares([4, 1, 2, 3], 0) == [0.0, 0.0, 0.0, 1.0]
