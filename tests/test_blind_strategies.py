@@ -197,17 +197,13 @@ def test_balanced_distractors_hide_any_key():
         assert not off, (key, off)
 
 
-# The usual-key strategy's ceiling: chance is the goal; the kinship families' keys and wrong options still come from
-# somewhat different vocabularies (level 1 of `family` asks no "Father", yet "Son" is a short wrong option the length
-# balance needs), so a model that learns which words are usually keyed scores 33-37% there (it scored 39-59% before the
-# wrong options were drawn by the key shares and over-asked keys were flattened). 40% fails that earlier generator.
-USUAL_KEY_CEILING = 0.40
-
-
 @pytest.mark.parametrize("kind", puzzles.KINDS)
-def test_the_usual_key_strategy_stays_under_its_ceiling(records, kind):
+def test_the_usual_key_strategy_does_not_beat_chance(records, kind):
+    """Fitted on half the family's questions, betting on the other half: within Z s.e. over chance (the kinship
+    families scored 39-59% before over-asked keys were flattened and wrong words drawn by key_shares; 28-30% after)."""
     rate = blind.play_usual_key(records[kind], random.Random(f"usual:{kind}"))
-    assert rate <= USUAL_KEY_CEILING, f"{kind}: the usually-keyed option wins {rate:.1%} of the time"
+    tol = tolerance(len(records[kind]) // 2)
+    assert rate <= 0.25 + tol, f"{kind}: the usually-keyed option wins {rate:.1%} of the time (ceiling {0.25 + tol:.1%})"
 
 
 def test_the_usual_key_strategy_finds_an_over_asked_key():
@@ -216,14 +212,21 @@ def test_the_usual_key_strategy_finds_an_over_asked_key():
     assert blind.play_usual_key(recs, random.Random(0)) > 0.7
 
 
-def test_no_relation_word_is_keyed_above_its_cap_after_flattening():
+@pytest.mark.parametrize("kind", ["family", "family_pointing", "family_coded", "family_gender"])
+def test_relation_keys_spread_over_their_words_after_flattening(kind):
     """Level-1 pointing keyed Father or Mother in about half of each gender's questions; flattened, no word is the key
-    of more than MAX_SHARE of its gender's questions (plus sampling noise)."""
-    recs = puzzles.generate(400, seed=8, kinds=("family_pointing",), levels=(1,), workers=1)
-    keys = Counter(r["choices"][r["answer"]] for r in recs)
-    for g in ("m", "f"):
-        group = {w: c for w, c in keys.items() if key_shares.gender_of(w) == g}
-        top, count = max(group.items(), key=lambda kv: kv[1])
-        assert count / sum(group.values()) <= key_shares.MAX_SHARE + 0.07, (g, top, group)
+    of more than its cap (MAX_SHARE, or SPREAD / n among n words) of its gender's relation questions, plus sampling
+    noise, and every level keys several words (a cap below what n words allow once left only "Cousin")."""
+    for level in puzzles.LEVELS:
+        rng, keys = random.Random(f"spread:{kind}:{level}"), Counter()
+        for i in range(200):
+            rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id="x", form="relation")
+            keys[rec["choices"][rec["answer"]]] += 1
+        for g in ("m", "f"):
+            group = {w: c for w, c in keys.items() if key_shares.gender_of(w) == g}
+            assert len(group) >= 3, (kind, level, g, keys)
+            cap, n = max(key_shares.MAX_SHARE, key_shares.SPREAD / len(group)), sum(group.values())
+            top, count = max(group.items(), key=lambda kv: kv[1])
+            assert count / n <= cap + 4 * math.sqrt(cap * (1 - cap) / n), (kind, level, g, top, group)
     assert key_shares.keep_chance("family_pointing", 1, "Father") < 0.5  # the raw table still says Father is over-asked
     assert key_shares.keep_chance("family", 2, "Cousin") == 1.0  # a word for either gender is never cut

@@ -222,3 +222,15 @@ def key_shares(kind: str, level: int, n: int, seed: int = 27) -> dict[str, float
     keys.pop("Cannot be determined", None)
     total = sum(keys.values())
     return {w: round(c / total, 4) for w, c in keys.most_common()}
+
+
+def key_offers(kind: str, level: int, n: int, seed: int = 28) -> dict[str, tuple[int, int]]:
+    """Per relation word, (times keyed, times offered) over n relation questions of one kinship family at one level, as
+    make_puzzle builds them now (flattened, wrong words by the current key_shares tables)."""
+    rng, stats = random.Random(f"key-offers:{kind}:{level}:{seed}"), {}
+    keyed, offered = Counter(), Counter()
+    for i in range(n):
+        rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"o{i}", form=WORD_KEYED[kind])
+        offered.update(rec["choices"])
+        keyed[rec["choices"][rec["answer"]]] += 1
+    return {w: (keyed[w], offered[w]) for w in offered if w != "Cannot be determined"}
