@@ -102,6 +102,7 @@ def blind_rates(n: int, seed: int, kinds: tuple[str, ...], workers: int | None =
 TABLE = ROOT / "helpers" / "puzzles" / "kinship" / "key_share_table.py"
 
 
+KEY_SHARE_N = 1500  # builds per family and level for the raw shares and for each offer round
 OFFER_ROUNDS = 4  # fitting rounds of the offer factors
 OFFER_STEP = 0.8  # each round multiplies a word's factor by (its keyed / offered rate over 1/4) ** OFFER_STEP
 OFFER_RANGE = (0.1, 10.0)  # the factors are kept inside this range
@@ -173,11 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--examples", action="store_true")
     ap.add_argument("--blind", action="store_true", help="blind strategies' hit rates instead (levels cycling)")
     ap.add_argument("--key-shares", action="store_true",
-                    help="measure how often each relation word is a kinship key (--n per family and level, 1500 is "
-                         "used) and rewrite helpers/puzzles/kinship/key_share_table.py")
+                    help=f"measure how often each relation word is a kinship key, fit the offer factors "
+                         f"({KEY_SHARE_N} builds per family and level, --n is not used) and rewrite "
+                         "helpers/puzzles/kinship/key_share_table.py")
     args = ap.parse_args(argv)
     if args.key_shares:
-        print(write_key_shares(args.n))
+        print(write_key_shares(KEY_SHARE_N))
         return 0
     if args.blind:
         print(blind_rates(args.n, args.seed, tuple(args.kinds), args.workers))

@@ -146,8 +146,11 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
     as "key_flattened"); False gives the builders' raw keys, as key_shares' table is measured.
     """
     mod = _module(kind)
+    shares = dict(form_shares(kind, level))
+    if form is not None and form not in shares:
+        raise ValueError(f"{kind} at level {level} asks no {form!r} question; its forms are {sorted(shares)}")
     forms = question_forms(kind, level)  # drawn once, so a form rejected more often is not asked less often
-    form = form or (rng.choice(forms) if forms else None)
+    form = form or (rng.choice(forms) if forms else form_at(kind, level, rng.random()))
     for attempt in range(MAX_ATTEMPTS):
         if attempt and give_up is not None and give_up():
             raise TimeoutError(f"gave up on a {kind} puzzle at level {level} after {stats.get('attempts', 0)} attempts")
