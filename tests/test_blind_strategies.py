@@ -219,7 +219,7 @@ def test_relation_keys_spread_over_their_words_after_flattening(kind):
     noise, and every level keys several words (a cap below what n words allow once left only "Cousin")."""
     for level in puzzles.LEVELS:
         rng, keys = random.Random(f"spread:{kind}:{level}"), Counter()
-        for i in range(200):
+        for i in range(120):
             rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id="x", form="relation")
             keys[rec["choices"][rec["answer"]]] += 1
         for g in ("m", "f"):
