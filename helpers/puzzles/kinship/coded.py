@@ -157,7 +157,7 @@ def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, st
                 form: str | None = None) -> dict | None:
     """One proven coded-relation puzzle, or None with the reason counted; the form drawn by FORM_SHARES unless given."""
     tree = fam.random_tree(rng, names, GENS[level])
-    which = rng.random() < WHICH_SHARE[level] if form is None else form == "expression"
+    which = fam.asks(form, "expression", WHICH_SHARE[level], rng)
     path = _coded_path(rng, tree, (level if which else rng.choice(CODE_LINKS[level])), which)
     if path is None:
         return reject(stats, "no_walk")

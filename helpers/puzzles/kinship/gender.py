@@ -203,7 +203,7 @@ def build_gender(rng: random.Random, names: list[tuple[str, str]], level: int, s
     facts = [[w, letter[a], letter[b]] for w, a, b in facts]
     p = {"kind": "family_gender", "facts": facts, "styles": [rng.randrange(3) for _ in facts],
          "intro": rng.randrange(len(GENDER_INTROS))}
-    if (rng.random() < TRUE_SHARE[level]) if form is None else form == "statement":
+    if fam.asks(form, "statement", TRUE_SHARE[level], rng):
         return _finish_true(rng, tree, p, {v: k for k, v in letter.items()}, stats)
     p.update(question=["relation", letter[x], letter[y]], ask=rng.randrange(len(ASK)))
     return _finish_relation(rng, tree, p, x, y, stats, level)

@@ -452,6 +452,12 @@ def _targets(tree: dict, level: int, who: bool) -> list[tuple]:
             if x != y and (k := true_relation(tree, x, y)) in keys and len(tree_path(tree, y, x)) >= MIN_HOPS[level]]
 
 
+def asks(form: str | None, name: str, share: float, rng: random.Random) -> bool:
+    """Whether a question of the form `name` is asked: the given form's verdict, else a draw with that share (a
+    family's two forms: the one named here, or a relation question)."""
+    return rng.random() < share if form is None else form == name
+
+
 def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats: dict,
           form: str | None = None) -> dict | None:
     """One proven puzzle as {"puzzle", "answer", "distractors"}, or None with stats[reason] += 1. The form ("who" or
@@ -459,7 +465,7 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
     def reject(reason: str) -> None:
         stats[reason] = stats.get(reason, 0) + 1
     tree = random_tree(rng, names, GENERATIONS[level])
-    who = rng.random() < WHO_SHARE[level] if form is None else form == "who"
+    who = asks(form, "who", WHO_SHARE[level], rng)
     targets = _targets(tree, level, who)
     if not targets:
         return reject("no_target")
