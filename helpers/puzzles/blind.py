@@ -23,7 +23,7 @@ import math
 import random
 import re
 from collections import Counter
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -148,12 +148,18 @@ def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
     return {name: hits[name] / max(1, len(records)) for name in OPTION_STRATEGIES}
 
 
-def usual_key_rates(records: Sequence[dict]) -> dict[str, float]:
-    """Each option text's share of being the key when offered, over records (smoothed towards 1 in 4)."""
+def key_counts(records: Iterable[dict]) -> tuple[Counter, Counter]:
+    """How often each option text was the key, and how often it was offered, over records."""
     keyed, offered = Counter(), Counter()
     for rec in records:
         offered.update(rec["choices"])
         keyed[rec["choices"][rec["answer"]]] += 1
+    return keyed, offered
+
+
+def usual_key_rates(records: Sequence[dict]) -> dict[str, float]:
+    """Each option text's share of being the key when offered, over records (smoothed towards 1 in 4)."""
+    keyed, offered = key_counts(records)
     return {text: (keyed[text] + 0.25) / (offered[text] + 1) for text in offered}
 
 

@@ -8,7 +8,7 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from helpers.puzzles import catalogue
+from helpers.puzzles import blind, catalogue
 
 FORMS = ("who", "where", "attribute", "count", "statement", "relation", "expression")
 # Structured question tags the generators record (puzzle["question"][0]) and the form each asks; any other tag is
@@ -228,9 +228,6 @@ def key_offers(kind: str, level: int, n: int, seed: int = 28) -> dict[str, tuple
     """Per relation word, (times keyed, times offered) over n relation questions of one kinship family at one level, as
     make_puzzle builds them now (flattened, wrong words by the current key_shares tables)."""
     rng, stats = random.Random(f"key-offers:{kind}:{level}:{seed}"), {}
-    keyed, offered = Counter(), Counter()
-    for i in range(n):
-        rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"o{i}", form=WORD_KEYED[kind])
-        offered.update(rec["choices"])
-        keyed[rec["choices"][rec["answer"]]] += 1
+    keyed, offered = blind.key_counts(catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"o{i}",
+                                                            form=WORD_KEYED[kind]) for i in range(n))
     return {w: (keyed[w], offered[w]) for w in offered if w != "Cannot be determined"}
