@@ -216,6 +216,11 @@ class RunLayout:
         return self.root / "pipeline.json"
 
     @property
+    def terminal_log(self) -> Path:
+        """What the pipeline and its notebook kernels wrote to the terminal (the kernels' own log lines too)."""
+        return self.root / "terminal.txt"
+
+    @property
     def rehearsal_record(self) -> Path:
         """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
         return self.root / "rehearsal.json"

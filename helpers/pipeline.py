@@ -7,20 +7,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import hashlib
 import json
 import os
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
 from helpers import config
-from helpers.io import stamp, write_json
+from helpers.io import read_json, stamp, versions, write_json
 from helpers.layout import RunLayout
 
 KERNEL_NAME = "qa-agent-kit"
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
+# What a run's outcome depends on besides the installed packages: the kit's code, notebooks, profiles, bundled
+# data and pins. Their fingerprint goes into pipeline.json, so a run can be told apart from one of other code.
+SOURCE_PARTS = ("helpers", "notebooks", "configs", "data", "pyproject.toml", "constraints.txt")
 
 
 class StageFailed(RuntimeError):
@@ -72,6 +78,83 @@ def _describe_failure(nb: Path, out: Path, exc: Exception) -> str:
     return f"{nb.name} failed at {where}: {ename}: {evalue}\n  executed copy with the traceback: {out}"
 
 
+def source_fingerprint(root: Path | None = None) -> str:
+    """sha256 over the files of SOURCE_PARTS (paths and bytes; caches and hidden folders left out)."""
+    root = root or config.project_root()
+    digest = hashlib.sha256()
+    for part in SOURCE_PARTS:
+        path = root / part
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for f in files:
+            rel = f.relative_to(root)
+            if f.is_file() and not any(x == "__pycache__" or x.startswith(".") for x in rel.parts):
+                digest.update(rel.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def why_not_current(run_dir: Path, profile: str) -> str | None:
+    """Why run_dir is not a complete run of `profile` (no overrides, no rehearsal) by this code and these packages;
+    None when it is. make test uses it to take the smoke run `make pipeline` just made instead of running it again."""
+    lay = RunLayout(run_dir)
+    if not lay.pipeline_record.is_file():
+        return f"{lay.pipeline_record} is missing"
+    record = read_json(lay.pipeline_record)
+    wanted = {"PROFILE": profile, "RUN": run_dir.name, "OVERRIDES": {}}
+    checks = (
+        (record.get("params") == wanted, f"its parameters are {record.get('params')}, not {wanted}"),
+        ("rehearsal" not in record, "it is a rehearsal"),
+        ([(s["notebook"], s["status"]) for s in record.get("stages", [])]
+         == [(nb.name, "ok") for nb in discover_notebooks()], "not every notebook ran, or one failed"),
+        (record.get("source") == source_fingerprint(), "the kit's files changed since it ran"),
+        (record.get("versions") == versions(), "the installed packages changed since it ran"),
+        (lay.terminal_log.is_file(), f"{lay.terminal_log.name} is missing"),
+    )
+    return next((why for ok, why in checks if not ok), None)
+
+
+@contextlib.contextmanager
+def tee_terminal(path: Path):
+    """Copy what this process and the kernels it starts write to stdout and stderr into `path`, still showing it
+    where it went before: a kernel's own log lines (not in any notebook) are kept with the run."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    lock, pumps, saved = threading.Lock(), [], []
+    with open(path, "wb") as log:
+        for fd in (1, 2):
+            read_end, write_end = os.pipe()
+            saved.append(os.dup(fd))
+            os.dup2(write_end, fd)
+            os.close(write_end)
+            pump = threading.Thread(target=_pump, args=(read_end, saved[-1], log, lock), daemon=True)
+            pump.start()
+            pumps.append(pump)
+        try:
+            yield path
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, old in zip((1, 2), saved):
+                os.dup2(old, fd)  # the pipes' last writers close when the kernels have exited
+            for pump in pumps:
+                pump.join(timeout=10)
+            for old in saved:
+                os.close(old)
+
+
+def _pump(read_end: int, show: int, log, lock: threading.Lock) -> None:
+    """Copy a pipe to a file descriptor and to the log until every writer has closed it."""
+    try:
+        while chunk := os.read(read_end, 65536):
+            os.write(show, chunk)
+            with lock:
+                log.write(chunk)
+                log.flush()
+    except (OSError, ValueError):  # the shown descriptor or the log closed first: nothing left to copy to
+        pass
+    finally:
+        os.close(read_end)
+
+
 def _refuse_mixing(lay: RunLayout, rehearsal: dict | None) -> None:
     """A rehearsal and a real run never share a run folder: one's stages would read the other's files."""
     if rehearsal is None and lay.rehearsal_record.exists():
@@ -88,23 +171,34 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     """Execute each notebook (optionally only the given NN prefixes); raise StageFailed on the first failure.
 
     rehearsal: helpers.rehearse.plan()'s record, for a rehearsal (its swaps are already in `overrides`): written to
-    the run's rehearsal.json before any notebook runs and into pipeline.json, so the run says what it is."""
-    import papermill as pm
-
+    the run's rehearsal.json before any notebook runs and into pipeline.json, so the run says what it is.
+    What the terminal shows meanwhile is kept in the run's terminal.txt."""
     cfg = config.load_profile(profile, run, overrides)  # fails fast on a bad profile or override
     lay = RunLayout.of(cfg)
     _refuse_mixing(lay, rehearsal)
-    out_dir = lay.made(lay.notebooks_dir)
+    lay.made(lay.notebooks_dir)
     notebooks = [nb for nb in discover_notebooks(nb_dir) if not only or nb.name[:2] in only]
     if not notebooks:
         raise StageFailed(f"no notebooks to run (only={only})")
     os.environ["KIT_HEADLESS"] = "1"  # helpers print quiet progress lines instead of widget bars
-    kernel = kernel_name()
     results: list[dict] = []
     params = {"PROFILE": profile, "RUN": cfg.run, "OVERRIDES": overrides or {}}
     extra = {"rehearsal": rehearsal} if rehearsal is not None else {}
     if rehearsal is not None:
         write_json(lay.rehearsal_record, {**rehearsal, **stamp(params)})
+    extra["source"] = source_fingerprint()
+    with tee_terminal(lay.terminal_log):
+        _run_notebooks(notebooks, lay, params, extra, results)
+    write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
+    _write_report(lay.root)
+    return results
+
+
+def _run_notebooks(notebooks: list[Path], lay: RunLayout, params: dict, extra: dict, results: list[dict]) -> None:
+    """Each notebook in turn through papermill into the run's notebooks/; a failure is recorded, then raised."""
+    import papermill as pm
+
+    kernel, out_dir = kernel_name(), lay.notebooks_dir
     for nb in notebooks:
         out = out_dir / nb.name
         t0 = time.time()
@@ -126,9 +220,6 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
         secs = round(time.time() - t0, 1)
         results.append({"notebook": nb.name, "status": "ok", "seconds": secs, "executed": str(out)})
         print(f"[pipeline] {nb.name} ok in {secs:.1f}s", flush=True)
-    write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
-    _write_report(lay.root)
-    return results
 
 
 def _write_report(run_dir: Path) -> None:

@@ -16,6 +16,30 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The tiny base model is deterministic and costs ~2 min to build: every test, the notebooks the pipeline test
 # runs, and `make pipeline` share the one in runs/_cache/ rather than build it again in each temp run folder.
 os.environ.setdefault("KIT_CACHE_DIR", str(ROOT / "runs" / "_cache"))
+# Where `make pipeline` wrote its runs (read before the tests point KIT_RUNS_DIR at temp folders).
+USER_RUNS = Path(os.environ.get("KIT_RUNS_DIR") or ROOT / "runs")
+
+
+def made_smoke_run() -> Path | None:
+    """<runs>/smoke when `make pipeline` made it from this very code (every notebook ok, plain smoke profile, same
+    files and packages: helpers.pipeline.why_not_current); None otherwise or when KIT_FRESH_PIPELINE=1. A new
+    user's `make pipeline` then `make test` checks the run just made instead of running the pipeline twice."""
+    from helpers import pipeline
+    if os.environ.get("KIT_FRESH_PIPELINE") == "1":
+        return None
+    run = USER_RUNS / "smoke"
+    return run if pipeline.why_not_current(run, "smoke") is None else None
+
+
+def pytest_report_header(config):
+    """Say which smoke run the pipeline tier checks."""
+    from helpers import pipeline
+    run = USER_RUNS / "smoke"
+    if os.environ.get("KIT_FRESH_PIPELINE") == "1":
+        return "smoke pipeline: a fresh run (KIT_FRESH_PIPELINE=1)"
+    why = pipeline.why_not_current(run, "smoke")
+    return (f"smoke pipeline: checking {run}, made by make pipeline from this code" if why is None
+            else f"smoke pipeline: a fresh run ({run} not taken: {why})")
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from helpers import config, pipeline
 from helpers.layout import NOTEBOOKS, RunLayout, filtered_name
 
 import _learning
-from conftest import terminal_to
+from conftest import made_smoke_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,12 +70,16 @@ def test_cli_rejects_bad_arguments_in_one_line():
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    """Run every existing notebook once on the smoke profile; what the kernels print goes to terminal.txt beside it."""
+    """The smoke run `make pipeline` made of this very code (conftest.made_smoke_run), else every notebook run once
+    on the smoke profile into a temp folder; what the kernels print is in the run's terminal.txt either way."""
+    made = made_smoke_run()
+    if made is not None:
+        yield made, json.loads(RunLayout(made).pipeline_record.read_text())["stages"]
+        return
     mp = pytest.MonkeyPatch()
     mp.setenv("KIT_RUNS_DIR", str(tmp_path_factory.mktemp("pipeline-runs")))
     try:
-        with terminal_to(config.runs_root() / "terminal.txt"):
-            results = pipeline.run_pipeline("smoke", "smoke")
+        results = pipeline.run_pipeline("smoke", "smoke")
         yield config.runs_root() / "smoke", results
     finally:
         mp.undo()
@@ -108,7 +112,7 @@ def test_a_passing_pipeline_prints_no_error_or_traceback(smoke_run):
     """Kernels write to the terminal the pipeline runs in: a passing run shows no ERROR line and no traceback
     there (one did: "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.", see helpers.pipeline)."""
     run, _ = smoke_run
-    lines = (run.parent / "terminal.txt").read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = RunLayout(run).terminal_log.read_text(encoding="utf-8", errors="replace").splitlines()
     bad = [line for line in lines if "ERROR" in line or "Traceback" in line]
     assert not bad, "\n".join(bad[:10])
 

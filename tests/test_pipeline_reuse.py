@@ -1,0 +1,108 @@
+"""The pipeline's terminal log and its record of the code it ran: what lets `make test` check the smoke run that
+`make pipeline` just made instead of running the pipeline a second time, and only when that run is this code's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import pipeline
+from helpers.io import versions, write_json
+from helpers.layout import RunLayout
+
+import conftest
+
+
+def _complete_run(run_dir: Path) -> RunLayout:
+    """A run folder whose record says: every notebook ok, plain smoke profile, this code, these packages."""
+    lay = RunLayout(run_dir)
+    stages = [{"notebook": nb.name, "status": "ok", "seconds": 1.0} for nb in pipeline.discover_notebooks()]
+    write_json(lay.pipeline_record, {"stages": stages, "source": pipeline.source_fingerprint(),
+                                     "params": {"PROFILE": "smoke", "RUN": run_dir.name, "OVERRIDES": {}},
+                                     "versions": versions()})
+    lay.terminal_log.write_text("[pipeline] done\n")
+    return lay
+
+
+def _edit_record(lay: RunLayout, **changes) -> None:
+    """Rewrite pipeline.json with some keys changed."""
+    record = json.loads(lay.pipeline_record.read_text())
+    write_json(lay.pipeline_record, {**record, **changes})
+
+
+def test_a_complete_run_of_this_code_is_current(tmp_path):
+    _complete_run(tmp_path / "smoke")
+    assert pipeline.why_not_current(tmp_path / "smoke", "smoke") is None
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({"params": {"PROFILE": "smoke", "RUN": "smoke", "OVERRIDES": {"seed": 1}}}, "parameters"),
+    ({"params": {"PROFILE": "cpu", "RUN": "smoke", "OVERRIDES": {}}}, "parameters"),
+    ({"rehearsal": {"profile": "mi300x"}}, "rehearsal"),
+    ({"source": "0" * 64}, "files changed"),
+    ({"versions": {**versions(), "torch": "0.0.1"}}, "packages changed"),
+])
+def test_a_run_of_other_settings_code_or_packages_is_not_current(tmp_path, change, needle):
+    lay = _complete_run(tmp_path / "smoke")
+    _edit_record(lay, **change)
+    assert needle in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+
+
+@pytest.mark.parametrize("cut", ["failed", "missing"])
+def test_a_run_with_a_failed_or_missing_notebook_is_not_current(tmp_path, cut):
+    lay = _complete_run(tmp_path / "smoke")
+    stages = json.loads(lay.pipeline_record.read_text())["stages"]
+    stages = stages[:-1] if cut == "missing" else [*stages[:-1], {**stages[-1], "status": "failed"}]
+    _edit_record(lay, stages=stages)
+    assert "notebook" in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+
+
+def test_a_run_without_its_record_or_terminal_log_is_not_current(tmp_path):
+    assert "pipeline.json" in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+    lay = _complete_run(tmp_path / "smoke")
+    lay.terminal_log.unlink()
+    assert "terminal.txt" in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+
+
+def test_the_fingerprint_follows_the_kits_files_and_skips_caches(tmp_path):
+    (tmp_path / "helpers" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "helpers" / "a.py").write_text("x = 1\n")
+    before = pipeline.source_fingerprint(tmp_path)
+    (tmp_path / "helpers" / "__pycache__" / "a.pyc").write_bytes(b"compiled")
+    (tmp_path / "helpers" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "helpers" / ".ipynb_checkpoints" / "a.py").write_text("x = 3\n")
+    assert pipeline.source_fingerprint(tmp_path) == before
+    (tmp_path / "helpers" / "a.py").write_text("x = 2\n")
+    assert pipeline.source_fingerprint(tmp_path) != before
+    (tmp_path / "helpers" / "a.py").write_text("x = 1\n")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "smoke.yaml").write_text("seed: 1\n")
+    assert pipeline.source_fingerprint(tmp_path) != before
+
+
+def test_the_terminal_log_keeps_what_child_processes_print_and_lets_go_after(tmp_path, capfd):
+    log = tmp_path / "terminal.txt"
+    with pipeline.tee_terminal(log):
+        subprocess.run([sys.executable, "-c", "import sys; print('out-line'); print('err-line', file=sys.stderr)"],
+                       check=True)
+        os.write(1, b"parent-line\n")
+    os.write(1, b"after-line\n")
+    text = log.read_text()
+    assert "out-line" in text and "err-line" in text and "parent-line" in text and "after-line" not in text
+    shown = capfd.readouterr()
+    assert "out-line" in shown.out and "err-line" in shown.err and "after-line" in shown.out  # still shown
+
+
+def test_make_test_takes_the_made_run_only_when_it_is_current(tmp_path, monkeypatch):
+    monkeypatch.setattr(conftest, "USER_RUNS", tmp_path)
+    monkeypatch.delenv("KIT_FRESH_PIPELINE", raising=False)
+    assert conftest.made_smoke_run() is None
+    _complete_run(tmp_path / "smoke")
+    assert conftest.made_smoke_run() == tmp_path / "smoke"
+    monkeypatch.setenv("KIT_FRESH_PIPELINE", "1")
+    assert conftest.made_smoke_run() is None
