@@ -133,8 +133,33 @@ def close(facts: list[list]) -> dict | None:
             if len(parents[x]) > 2 or len(spouse[x]) > 1 or x in parents[x] or genders.count("m") > 1 \
                     or genders.count("f") > 1:
                 return None
+    if not _possible_family(people, parents, spouse, sib):
+        return None
     return {"people": people, "gender": gender, "parents": parents, "spouse": spouse, "sib": sib, "why": why,
             "from": premises}
+
+
+def _stated_ancestors(parents: dict[str, set], x: str) -> set[str]:
+    """Everyone x descends from, by the closed facts' parent links."""
+    seen, todo = set(), list(parents[x])
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo.extend(parents[p])
+    return seen
+
+
+def _possible_family(people: list[str], parents: dict, spouse: dict, sib: dict) -> bool:
+    """No one is their own ancestor, a sibling's ancestor, or married to a blood relative (written free text can
+    state such facts: "M is the father of J. J is the father of M." has no family, so it proves nothing)."""
+    anc = {x: _stated_ancestors(parents, x) for x in people}
+    for x in people:
+        if x in anc[x] or any(s in anc[x] or x in anc[s] for s in sib[x]):
+            return False
+        if any(w in anc[x] or x in anc[w] or anc[x] & anc[w] or w in sib[x] for w in spouse[x]):
+            return False
+    return True
 
 
 def _key(label: str, u: str, v: str) -> tuple[str, str, str]:
