@@ -18,8 +18,8 @@ Readings, from the rendered words (helpers.puzzles.seating.classic and .text) an
 - A square table of 8 alternates corners and side middles; corners all face one way, middles the other. A
   rectangle of 2m seats has one seat at each end and m - 1 along each long side.
 - "X sits between Y and Z" / "next to both" / "Y on one side and Z on the other": X is a neighbour of both.
-  "X does not sit next to Y": two different sitters who are not neighbours (as the kit reads it; the words also
-  allow one sitter, e.g. when X and Y are a person and an attribute: prove(..., literal=True) reads it so).
+  "X does not sit next to Y": not neighbours, and nothing more: the words allow one sitter when X and Y are a
+  person and an attribute ("the Greek does not sit next to the tea drinker" leaves the Greek free to drink tea).
   "How many people sit between X and Y" in a row: the seats strictly between them.
 - A question's answer in one arrangement is the one choice that is true there; an arrangement where no choice or
   several are true gives a bracketed note instead, so a proven key is the only answer over all arrangements.
@@ -126,7 +126,6 @@ class World:
     puzzle: dict
     layout: Layout
     corner: int | None = None
-    literal: bool = False  # "X does not sit next to Y" read as "not neighbours" only (X may be Y)
     seat: dict = field(default_factory=dict)
     face: dict = field(default_factory=dict)
 
@@ -206,7 +205,7 @@ SHARED_CLUES = {
     "end": lambda w, x: w.layout.at_end(w.seat[x]),
     "not_end": lambda w, x: not w.layout.at_end(w.seat[x]),
     "adj": _near,
-    "not_adj": lambda w, x, y: w.seat[x] != w.seat[y] and not _near(w, x, y),
+    "not_adj": lambda w, x, y: not _near(w, x, y),
     "between": lambda w, x, y, z: _near(w, x, y) and _near(w, x, z),
     "gap": lambda w, x, y, k: _row_between(w, x, y) == k,
 }
@@ -236,11 +235,9 @@ LAYOUT_CLUES = {
 FACING_ARGS = {"left": (2,), "right": (2,), "faces_rel": (2,), "face": (1,), "same_face": (1, 2), "diff_face": (1, 2)}
 
 
-def clue_reader(puzzle: dict, clue: list, literal: bool = False):
-    """The function saying whether a clue holds in a World (literal: "not next to" allows one sitter)."""
+def clue_reader(puzzle: dict, clue: list):
+    """The function saying whether a clue holds in a World."""
     table = {**SHARED_CLUES, **(CLASSIC_CLUES if puzzle["kind"] in CLASSIC else LAYOUT_CLUES)}
-    if literal:
-        table["not_adj"] = lambda w, x, y: not _near(w, x, y)
     if clue[0] not in table:
         raise ValueError(f"no independent reading of the clue {clue!r} in {puzzle['kind']}")
     return table[clue[0]]
@@ -248,7 +245,7 @@ def clue_reader(puzzle: dict, clue: list, literal: bool = False):
 
 def holds(w: World, clue: list) -> bool:
     """Whether a clue is true in a (complete enough) arrangement."""
-    return bool(clue_reader(w.puzzle, clue, w.literal)(w, *clue[1:]))
+    return bool(clue_reader(w.puzzle, clue)(w, *clue[1:]))
 
 
 # ------------------------------------------------------------------ what each question asks
@@ -411,7 +408,7 @@ class Search:
     """One puzzle's backtracking search: the variables in order, the clues checked at each depth, the tokens and
     facings no clue names (counted, not listed)."""
 
-    def __init__(self, puzzle: dict, choices: list[str], literal: bool = False) -> None:
+    def __init__(self, puzzle: dict, choices: list[str]) -> None:
         """Read the puzzle's fields and plan the search."""
         self.puzzle, self.choices, self.layout = puzzle, list(choices), Layout(puzzle)
         clues = puzzle["clues"]
@@ -420,7 +417,7 @@ class Search:
         depth = {v: i for i, v in enumerate(self.order)}
         self.due = [[] for _ in self.order]
         for clue, vs in zip(clues, needs):
-            self.due[max(depth[v] for v in vs)].append((clue_reader(puzzle, clue, literal), clue[1:]))
+            self.due[max(depth[v] for v in vs)].append((clue_reader(puzzle, clue), clue[1:]))
         named = {v[1] for v in self.order if v[0] == "seat"}
         groups = {"people": puzzle["people"], **puzzle.get("groups", {})}
         self.free = {g: [t for t in ts if t not in named] for g, ts in groups.items()}
@@ -475,12 +472,11 @@ class Search:
         del store[token]
 
 
-def prove(puzzle: dict, choices: list[str], literal: bool = False) -> Proof:
-    """Every answer over every arrangement the clues allow, and how many arrangements there are (literal: read
-    "X does not sit next to Y" as allowing X to be Y)."""
-    search, found, counts = Search(puzzle, choices, literal), set(), []
+def prove(puzzle: dict, choices: list[str]) -> Proof:
+    """Every answer over every arrangement the clues allow, and how many arrangements there are."""
+    search, found, counts = Search(puzzle, choices), set(), []
     for corner in search.corners():
-        w = World(puzzle, search.layout, corner, literal, face=dict(search.stated))
+        w = World(puzzle, search.layout, corner, face=dict(search.stated))
         search.run(w, 0, found, counts)
     return Proof(frozenset(found), sum(counts))
 

@@ -32,8 +32,9 @@ Conventions (the rendered text states the ones a reader needs):
 - "Where does X sit?" (one row): X's seat counted from the nearer end ("Second from the west end"). "Where does X
   sit relative to Y?" (round and square tables): k seats round to Y's own left for k <= (n-1)/2, to Y's right beyond
   that, "Opposite Y" at n/2.
-- "Next to" = neighbouring seats; "not next to" also implies different people; "X sits between Y and Z" = X is
-  a neighbour of both. Attribute values (nationality, drink, pet, sport, job) are distinct per person.
+- "Next to" = neighbouring seats; "not next to" = not neighbouring seats, nothing more ("the Greek does not sit
+  next to the tea drinker" leaves the Greek free to drink tea, as a literal reader takes it); "X sits between Y
+  and Z, next to both" = X is a neighbour of both. Attribute values (nationality, drink, pet, sport, job) are distinct per person.
 
 A puzzle dict: {"kind", "people", "groups": {group: [values]}, "facing": {person: 1|0} stated in the setup
 (1 = centre/north), "half": four-and-four style facing premise, "intro": int, "clues": [[type, ...]],

@@ -171,8 +171,9 @@ class Model:
         return (self.seat[a], self.seat[b]), self.adjacent
 
     def _c_not_adj(self, a: str, b: str) -> tuple:
-        """A and b are different people, not neighbours."""
-        return (self.seat[a], self.seat[b]), lambda sa, sb: (sa != sb) & ~self.adjacent(sa, sb)
+        """A and b are not neighbours, read as literally as a reader may: "the Greek does not sit next to the tea
+        drinker" leaves the Greek free to be the tea drinker, so a key must hold then too."""
+        return (self.seat[a], self.seat[b]), lambda sa, sb: ~self.adjacent(sa, sb)
 
     def _c_between(self, a: str, b: str, c: str) -> tuple:
         """A is a neighbour of both b and c."""

@@ -143,7 +143,7 @@ def clue_variants(puzzle: dict, clue: list) -> list[str]:
         return [f"{A} sits {at} {side} end.", f"{A} is {at} {side} end.", f"{A} takes the seat {at} {side} end."]
     if t == "between":
         b, c = _np(puzzle, clue[2]), _np(puzzle, clue[3])
-        return [f"{A} sits between {b} and {c}.", f"{A} sits next to both {b} and {c}.",
+        return [f"{A} sits between {b} and {c}, next to both.", f"{A} sits next to both {b} and {c}.",
                 f"{A} has {b} on one side and {c} on the other."]
     return _pair_variants(puzzle, clue, A, a)
 

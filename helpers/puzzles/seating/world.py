@@ -101,7 +101,7 @@ def _pair_in_world(puzzle: dict, seats: list[int], clue: list) -> bool:
         return near(a, b) and near(a, seats[2])
     if t == "gap":
         return abs(a - b) == clue[3] + 1
-    return {"adj": near(a, b), "not_adj": a != b and not near(a, b), "same": a == b, "not_same": a != b,
+    return {"adj": near(a, b), "not_adj": not near(a, b), "same": a == b, "not_same": a != b,
             "not_faces": (b + m) % n != a, "same_row": a // m == b // m, "diff_row": a // m != b // m,
             "diag": a // m != b // m and {a % m, b % m} == {0, m - 1}}[t]
 
