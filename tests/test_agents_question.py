@@ -341,7 +341,7 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=3, candidates=3)
     scores = iter([2.0, 7.5, 5.0])
 
-    def fake_one(kinds, letter_, label, deadline, form_q):
+    def fake_one(kinds, letter_, label, deadline, form_q, level=None):
         rec = {"id": f"x{len(seen)}", "puzzle": {"work": {"score": next(scores)}}, "question": str(len(seen)),
                "choices": ["a1", "b2", "c3", "d4"], "answer": 0}
         seen.append(rec)
@@ -372,6 +372,26 @@ def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok,
         asked[form] += 1
         assert rec["puzzle"]["question"][0] == form
     assert asked["who"] >= 1 and asked["relation"] >= 25, asked  # shares 0.15 / 0.85: 6 / 34 expected
+
+
+def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes_spread(tok, monkeypatch):
+    """The hardest-of-4 pick compares candidates of one family and one level, drawn once per question, so the
+    hardest family and level 3 are not asked every time: each question's kind and level are the agent's draws."""
+    kinds = ("family", "family_coded", "seating_linear")
+    agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=6, levels=(1, 2, 3), kinds=kinds, candidates=4)
+    real, calls = puzzles.make_puzzle, []
+
+    def spy(kind, level, target, rng, stats, id, give_up=None, form=None):
+        calls.append((kind, level))
+        return real(kind, level, target, rng, stats, id, give_up=give_up, form=form)
+    monkeypatch.setattr(question_mod.puzzles, "make_puzzle", spy)
+    asked = Counter()
+    for _ in range(24):
+        calls.clear()
+        _, rec = agent._puzzle(kinds, "A", SEATING[1], timing.Deadline(5.0))
+        assert len(calls) >= 4 and len({kind for kind, _ in calls}) == 1 and len(set(calls)) <= 2, calls
+        asked[rec["puzzle"]["kind"], rec["puzzle"]["level"]] += 1
+    assert len({kind for kind, _ in asked}) == 3 and len({level for _, level in asked}) == 3, asked
 
 
 def test_more_candidates_ask_harder_questions_and_every_one_is_proven(tok):

@@ -81,14 +81,16 @@ class QuestionAgent:
                 ) -> tuple[dict | None, dict | None]:
         """The hardest (measured) of up to `candidates` proven puzzles that pass the filter, searched for in half
         the time left; when none comes in that half (a slow family on a busy CPU), one of the topic's fast
-        families (puzzles.FAST_KINDS: milliseconds a puzzle) with the rest of the time, counted. Every candidate asks
-        the form at one quantile drawn per question (puzzles.form_at), so the pick does not favour one form."""
+        families (puzzles.FAST_KINDS: milliseconds a puzzle) with the rest of the time, counted. Every candidate is
+        of one kind and level and asks one form, drawn once per question (the form at a quantile by its share,
+        puzzles.form_at), so the pick compares like with like and does not favour a family, a level or a form."""
         best: tuple[dict, dict] | None = None
         found = 0
         search = timing.Deadline(deadline.left() / 2)
-        form_q = self.rng.random()
+        allowed = [k for k in kinds if k in self.kinds] or list(kinds)
+        shape = (self.rng.choice(allowed), self.rng.choice(list(self.levels)), self.rng.random())
         while found < self.candidates and not search.passed():
-            candidate = self._one_puzzle(kinds, letter_, label, search, form_q)
+            candidate = self._one_puzzle([shape[0]], letter_, label, search, shape[2], level=shape[1])
             if candidate[0] is None:
                 break
             found += 1
@@ -98,7 +100,7 @@ class QuestionAgent:
         if best is None and fast:
             self.stats["fallback:fast_family"] += 1
             grace = timing.Deadline(max(deadline.left(), FAST_GRACE_S))
-            found, best = 1, self._one_puzzle(fast, letter_, label, grace, form_q)
+            found, best = 1, self._one_puzzle(fast, letter_, label, grace, shape[2])
         if best is None or best[0] is None:
             return None, None
         self._seen.add(dedupe_key(best[1]))
@@ -106,11 +108,11 @@ class QuestionAgent:
         return best
 
     def _one_puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
-                    form_q: float) -> tuple[dict | None, dict | None]:
-        """One proven, unseen puzzle of the topic's kinds that passes the filter, asking the form at quantile form_q
-        of its kind and level, or (None, None) at the deadline."""
+                    form_q: float, level: int | None = None) -> tuple[dict | None, dict | None]:
+        """One proven, unseen puzzle of the topic's kinds (at `level`, else any of the agent's) that passes the
+        filter, asking the form at quantile form_q of its kind and level, or (None, None) at the deadline."""
         kinds = [k for k in kinds if k in self.kinds] or list(kinds)
-        levels, too_long, tries = self.levels, 0, 0
+        levels, too_long, tries = (level,) if level is not None else self.levels, 0, 0
         while tries == 0 or not deadline.passed():
             tries += 1
             kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
@@ -136,8 +138,8 @@ class QuestionAgent:
             if not result.ok:
                 self.stats[f"reject:filter:{result.reason}"] += 1
                 too_long += result.reason == "question_too_long"
-                if too_long >= 3:  # this tokenizer spends more tokens per character: the shortest puzzles
-                    levels = (min(puzzles.LEVELS),)
+                if too_long >= 3:  # this tokenizer spends more tokens per character: the agent's lowest level,
+                    levels = (min(self.levels) if too_long < 6 else min(puzzles.LEVELS),)  # then the shortest
                 continue
             return question, rec
         return None, None
