@@ -36,7 +36,7 @@ OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack bench bench-learning lab clean constraints help
+.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack bench bench-quick bench-learning cpu-figures lab clean constraints help
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
@@ -48,7 +48,9 @@ help:
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
 	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
+	@echo "make bench-quick                                       the CI tier of benchmarks: data, training, scoring ratios on the tiny model, memory (2-4 min) -> runs/bench/bench-ci.json"
 	@echo "make bench-learning [LEARNING_ARGS='--seeds 1 2']      the smoke adapters over 3 seeds x 3 numerics (1/2 threads, scalar kernels), judged as CI judges them (~50 min)"
+	@echo "make cpu-figures                                       the cpu profile's figures in docs/results.md, from runs/cpu (runs the cpu pipeline first unless complete, ~38 min)"
 	@echo "make lab                                               JupyterLab on the kit's kernel"
 	@echo "make browser-deps                                      Debian's Chromium for the JupyterLab browser test (apt-get, when missing)"
 	@echo "make setup | clean | constraints"
@@ -181,6 +183,22 @@ $(CMSTAMP): $(CSTAMP) helpers/models/packaged.py
 BENCH_ARGS ?=
 bench: setup
 	$(PY) bench/bench_all.py $(BENCH_ARGS)
+
+# The CI tier of benchmarks (.ci/run runs it after the test tiers, never inside make test): the ratio benchmarks that
+# need no trained adapter, at small sizes, each held to a CI bound set from its spread over 5 runs (bench/bench_all.py
+# CI_BOUNDS; docs/results.md, "The quick tier in CI"). Exit 1 names each ratio past its bound. 2-4 minutes.
+# BENCH_QUICK_ARGS='--without prefix-cache' switches one optimisation off to watch its row fail.
+BENCH_QUICK_ARGS ?=
+bench-quick: setup
+	$(PY) bench/bench_all.py --ci $(BENCH_QUICK_ARGS)
+
+# The cpu profile's figures that docs/results.md quotes (accuracies, cost, the match, the writer, the reasoner), printed
+# from runs/cpu's own reports by bench/cpu_figures.py. The cpu pipeline (~38 min on 2 cores) runs first unless runs/cpu
+# already holds a complete run (every notebook finished in its pipeline.json).
+cpu-figures: setup
+	@$(PY) bench/cpu_figures.py --complete cpu && echo "cpu-figures: runs/cpu is complete; not re-run" \
+	  || $(MAKE) pipeline PROFILE=cpu RUN=cpu
+	$(PY) bench/cpu_figures.py cpu
 
 # Learning robustness (not timings): the smoke recipe's three adapters trained over seeds 1234, 1, 2 at 1 and 2 torch
 # threads and with the scalar CPU kernels, each judged by the CI test's rule (tests/_learning.py); exit 1 if any fails.

@@ -2,6 +2,7 @@
 
     python bench/bench_all.py [--quick] [--only data,train,scoring,agents,memory,train-real,scoring-real,reason,
                               reason-real] [--out PATH]
+    python bench/bench_all.py --ci [--without answer-only-logits|prefix-cache]     (make bench-quick: the CI tier)
 
 Runs, in turn: the dataset build (bench/bench_data.py), training throughput against a plain Trainer and the
 seeds' fixed padding (bench/bench_train.py), letter scoring against generate-and-parse (bench/bench_scoring.py),
@@ -12,6 +13,10 @@ and without one (bench/bench_reason.py) on both models. A benchmark that fails b
 Writes runs/bench/bench.json (under $KIT_RUNS_DIR if set): the rows, each benchmark's full result, the machine.
 Exit status 1 when a goal was missed or a benchmark failed, each named on a line of its own after the table; rows
 without a goal never fail the run.
+
+--ci is the quick tier CI runs (2-4 minutes on 2 cores): data growth, training throughput and letter scoring on
+the tiny model with no trained adapter, and the memory rows, each ratio held to a CI bound (CI_BOUNDS) rather than
+the full benchmark's goal; --without NAME measures the kit with one optimisation off, whose row must then fail.
 """
 
 from __future__ import annotations
@@ -247,6 +252,72 @@ BENCHMARKS: dict[str, Callable[[bool], tuple[list[dict], dict]]] = {
     "reason-real": bench_reason_real}
 
 
+# The CI tier (`make bench-quick`; .ci/run calls it after the test tiers): the ratio benchmarks that need no trained
+# adapter, at sizes that keep it at 2-4 minutes on 2 cores. Time is CPU time where a process can be descheduled for
+# long (data, training), the best of 3 interleaved repeats where runs are short (scoring). Each bound sits 17-27%
+# beyond the worst of 6 runs on a 2-core AMD EPYC at load 6-12 (room for a quieter or another vendor's CPU; ratios of
+# the same work in one process move far less than times), and short of what switching the optimisation off gives
+# where the benchmark has a switch (docs/results.md, "The quick tier in CI", has the spread and the failures).
+CI_SIZES = {"data": (20_000, 60_000), "train": 240, "scoring": 96}
+CI_BOUNDS = {
+    "data_growth_cpu": 4.5,      # 6 runs 3.01-3.66 (linear 3); a quadratic stage gives up to 9
+    "kit_vs_plain": 0.85,        # 6 runs 1.03-1.22; the kit's fixed costs weigh at 240 questions (1.46x at 640)
+    "kit_vs_fixed": 3.0,         # 6 runs 3.74-4.41; padding every sequence to 512 again gives about 1
+    "letters_vs_generate": 2.0,  # 6 runs 2.75-2.96; without the shared-head cache 1.21-1.33
+    "prefix_cache": 1.5}         # 6 runs 1.96-2.23; the cache off (or never reused) gives 1.0
+# --without NAME: the kit's side measured with one optimisation switched off, to show its CI row fails.
+SWITCHES = {"answer-only-logits": "train: the kit without train.answer_only_logits (LM head on every position)",
+            "prefix-cache": "scoring: letter scoring without the shared-head cache (reuse_prefix=False)"}
+
+
+def _bound_row(bench: str, figure: str, value: float, key: str, upper: bool = False) -> dict:
+    """A CI row: the ratio against its CI_BOUNDS entry (a floor, or a ceiling when `upper`)."""
+    bound = CI_BOUNDS[key]
+    met = value <= bound if upper else value >= bound
+    return _row(bench, figure, value, f"{'<=' if upper else '>='} {bound}", met, "x")
+
+
+def ci_data(without: str | None) -> tuple[list[dict], dict]:
+    """Dataset build + curriculum at CI_SIZES["data"] rows: growth in CPU time (linear is the size ratio)."""
+    import bench_data as b
+    sizes = CI_SIZES["data"]
+    res = b.run(sizes, quiet=True)
+    return [_bound_row("data", f"time {sizes[-1]:,} / time {sizes[0]:,} (cpu)", res["ratio_cpu"], "data_growth_cpu",
+                       upper=True),
+            _row("data", f"time {sizes[-1]:,} / time {sizes[0]:,} (wall)", res["ratio"], unit="x")], res
+
+
+def ci_train(without: str | None) -> tuple[list[dict], dict]:
+    """Training throughput on CI_SIZES["train"] questions: the kit vs a plain Trainer and vs fixed padding."""
+    import bench_train as b
+    overrides = {"train.answer_only_logits": False} if without == "answer-only-logits" else None
+    res = b.run_benchmark(CI_SIZES["train"], chunks=3, repeats=1, overrides=overrides)
+    cpu, wall, fixed = res["ratios_cpu"], res["ratios"], f"fixed padding to {res['fixed_len']}"
+    rows = [_bound_row("train", "kit / plain Trainer (real tokens per CPU s)", cpu["kit_vs_plain"], "kit_vs_plain"),
+            _bound_row("train", f"kit / {fixed} (real tokens per CPU s)", cpu["kit_vs_fixed"], "kit_vs_fixed"),
+            _row("train", "kit / plain Trainer (real tokens/s, wall)", wall["kit_vs_plain"], unit="x"),
+            _row("train", f"kit / {fixed} (real tokens/s, wall)", wall["kit_vs_fixed"], unit="x")]
+    rates = [_row("train", f"{k} real tokens/s", r["tokens_per_s"], unit="/s") for k, r in res["runs"].items()]
+    return rows + rates, res
+
+
+def ci_scoring(without: str | None) -> tuple[list[dict], dict]:
+    """Letter scoring vs generate-and-parse on the tiny model with no adapter (speed only: agreement needs a trained
+    one), and letter scoring with its shared-head cache against without it."""
+    import bench_scoring as b
+    res = b.run_benchmark(CI_SIZES["scoring"], adapter=None)
+    sec = res["seconds"]
+    letters = sec["letters_no_prefix"] if without == "prefix-cache" else sec["letters"]
+    return [_bound_row("scoring", "letters / generate (questions/s)", sec["generate"] / letters, "letters_vs_generate"),
+            _bound_row("scoring", "letters / letters without the shared-head cache (questions/s)",
+                       sec["letters_no_prefix"] / letters, "prefix_cache"),
+            _row("scoring", "letters questions/s", CI_SIZES["scoring"] / letters, unit="/s")], res
+
+
+CI_BENCHMARKS: dict[str, Callable[[str | None], tuple[list[dict], dict]]] = {
+    "data": ci_data, "train": ci_train, "scoring": ci_scoring, "memory": lambda without: bench_memory(True)}
+
+
 def _cpu_model() -> str:
     """The CPU's model name (Linux /proc/cpuinfo), else the architecture."""
     try:
@@ -319,17 +390,26 @@ def exit_status(rows: list[dict]) -> int:
     return 1 if missed_goals(rows) else 0
 
 
-def run_all(quick: bool = False, only: list[str] | None = None, out: str | Path | None = None) -> dict:
-    """Run each benchmark in turn (a failure becomes a row), print the table, write runs/bench/bench.json, then
-    print each missed goal and failed benchmark."""
-    names = [n for n in BENCHMARKS if not only or n in only]
+def _runners(quick: bool, ci: bool, without: str | None) -> dict[str, Callable[[], tuple[list[dict], dict]]]:
+    """Each benchmark of the chosen tier, ready to call: the CI tier's (with `without`), else make bench's."""
+    if ci:
+        return {n: (lambda f=f: f(without)) for n, f in CI_BENCHMARKS.items()}
+    return {n: (lambda f=f: f(quick)) for n, f in BENCHMARKS.items()}
+
+
+def run_all(quick: bool = False, only: list[str] | None = None, out: str | Path | None = None, *, ci: bool = False,
+            without: str | None = None) -> dict:
+    """Run each benchmark in turn (a failure becomes a row), print the table, write runs/bench/bench.json (the CI
+    tier: runs/bench/bench-ci.json), then print each missed goal and failed benchmark."""
+    runners = _runners(quick, ci, without)
+    names = [n for n in runners if not only or n in only]
     facts = machine()
     rows, results, seconds = [], {}, {}
     for name in names:
         print(f"[bench] {name} ...", flush=True)
         t0 = time.perf_counter()
         try:
-            got, results[name] = BENCHMARKS[name](quick)
+            got, results[name] = runners[name]()
             rows += got
         except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others' numbers
             msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
@@ -342,9 +422,10 @@ def run_all(quick: bool = False, only: list[str] | None = None, out: str | Path 
     table = format_table(rows)
     print(f"\n{facts['processor']}, {facts['cpu_usable']} usable CPUs, {facts['ram_gib']} GiB RAM, load average "
           f"{facts['load_average_start'][0]} at start, torch {facts['torch']} (threads: {facts['torch_threads_end']} after "
-          f"the benchmarks set them), transformers {facts['transformers']}{' (quick)' if quick else ''}\n{table}")
-    path = Path(out) if out else config.runs_root() / "bench" / "bench.json"
-    record = _clean({**io.stamp({"quick": quick, "benchmarks": names}), "machine": facts, "seconds": seconds,
+          f"the benchmarks set them), transformers {facts['transformers']}{_tier_note(quick, ci, without)}\n{table}")
+    path = Path(out) if out else config.runs_root() / "bench" / ("bench-ci.json" if ci else "bench.json")
+    record = _clean({**io.stamp({"quick": quick, "ci": ci, "without": without, "benchmarks": names}),
+                     "machine": facts, "seconds": seconds,
                      "rows": rows, "failed": [n for n in names if "error" in results[n]], "missed": missed_goals(rows),
                      "results": results, "table": table.splitlines()})
     io.write_json(path, record)
@@ -353,19 +434,38 @@ def run_all(quick: bool = False, only: list[str] | None = None, out: str | Path 
     return record
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line; exit 1 when a goal was missed or a benchmark could not run."""
+def _tier_note(quick: bool, ci: bool, without: str | None) -> str:
+    """' (CI tier, without prefix-cache)' and the like, for the table's heading line."""
+    if ci:
+        return f" (CI tier{', without ' + without if without else ''})"
+    return " (quick)" if quick else ""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The flags: --quick or --ci [--without NAME], --only, --out."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke check of the bench, not figures)")
+    ap.add_argument("--ci", action="store_true", help=f"the CI tier: {', '.join(CI_BENCHMARKS)} at CI sizes, held "
+                    "to CI_BOUNDS (make bench-quick)")
+    ap.add_argument("--without", choices=sorted(SWITCHES), default=None,
+                    help="with --ci: switch one optimisation of the kit off (its row should then fail): "
+                    + "; ".join(f"{k}: {v}" for k, v in SWITCHES.items()))
     ap.add_argument("--only", default=None, help=f"comma list of {', '.join(BENCHMARKS)}")
-    ap.add_argument("--out", default=None, help="JSON path (default runs/bench/bench.json)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", default=None, help="JSON path (default runs/bench/bench.json; --ci: bench-ci.json)")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line; exit 1 when a goal was missed or a benchmark could not run."""
+    args = parse_args(argv)
+    names = CI_BENCHMARKS if args.ci else BENCHMARKS
     only = [s.strip() for s in args.only.split(",")] if args.only else None
-    unknown = [s for s in only or [] if s not in BENCHMARKS]
-    if unknown:
-        print(f"bench_all: unknown benchmark(s) {unknown}; choose from {', '.join(BENCHMARKS)}", file=sys.stderr)
+    unknown = [s for s in only or [] if s not in names]
+    if unknown or (args.without and not args.ci):
+        print(f"bench_all: unknown benchmark(s) {unknown}; choose from {', '.join(names)}" if unknown
+              else "bench_all: --without needs --ci", file=sys.stderr)
         return 2
-    return exit_status(run_all(args.quick, only, args.out)["rows"])
+    return exit_status(run_all(args.quick, only, args.out, ci=args.ci, without=args.without)["rows"])
 
 
 if __name__ == "__main__":
