@@ -352,23 +352,29 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     assert rec["puzzle"]["work"]["score"] == 7.5 and len(seen) == 3
 
 
+def record_puzzle_calls(monkeypatch) -> list[tuple]:
+    """(kind, level, form) of every puzzle the agent asks the generators for, in order (the list fills as it runs)."""
+    real, calls = puzzles.make_puzzle, []
+
+    def spy(kind, level, target, rng, stats, id, give_up=None, form=None):
+        calls.append((kind, level, form))
+        return real(kind, level, target, rng, stats, id, give_up=give_up, form=form)
+    monkeypatch.setattr(question_mod.puzzles, "make_puzzle", spy)
+    return calls
+
+
 def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok, monkeypatch):
     """The hardest-of-4 pick compares candidates of one form (drawn once per question by its share), so the form
     that measures hardest (a family's relation question) is not asked every time. (A tokenizer that finds level 3
     too long sends the agent to level 1, whose shares differ: one form per level.)"""
     agent = QuestionAgent(tok, {FAMILY[0]: [FAMILY[1]]}, seed=4, levels=(3,), kinds=("family",), candidates=4)
-    real, calls = puzzles.make_puzzle, []
-
-    def spy(kind, level, target, rng, stats, id, give_up=None, form=None):
-        calls.append((level, form))
-        return real(kind, level, target, rng, stats, id, give_up=give_up, form=form)
-    monkeypatch.setattr(question_mod.puzzles, "make_puzzle", spy)
+    calls = record_puzzle_calls(monkeypatch)
     asked = Counter()
     for _ in range(40):
         calls.clear()
         _, rec = agent._puzzle(("family",), "A", FAMILY[1], timing.Deadline(5.0))
-        assert len(calls) >= 4 and all(len({f for lv, f in calls if lv == level}) <= 1 for level in (1, 3)), calls
-        form = dict(calls)[rec["puzzle"]["level"]]
+        assert len(calls) >= 4 and all(len({f for _, lv, f in calls if lv == level}) <= 1 for level in (1, 3)), calls
+        form = {lv: f for _, lv, f in calls}[rec["puzzle"]["level"]]
         asked[form] += 1
         assert rec["puzzle"]["question"][0] == form
     assert asked["who"] >= 1 and asked["relation"] >= 25, asked  # shares 0.15 / 0.85: 6 / 34 expected
@@ -379,17 +385,12 @@ def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes
     hardest family and level 3 are not asked every time: each question's kind and level are the agent's draws."""
     kinds = ("family", "family_coded", "seating_linear")
     agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=6, levels=(1, 2, 3), kinds=kinds, candidates=4)
-    real, calls = puzzles.make_puzzle, []
-
-    def spy(kind, level, target, rng, stats, id, give_up=None, form=None):
-        calls.append((kind, level))
-        return real(kind, level, target, rng, stats, id, give_up=give_up, form=form)
-    monkeypatch.setattr(question_mod.puzzles, "make_puzzle", spy)
+    calls = record_puzzle_calls(monkeypatch)
     asked = Counter()
     for _ in range(24):
         calls.clear()
         _, rec = agent._puzzle(kinds, "A", SEATING[1], timing.Deadline(5.0))
-        assert len(calls) >= 4 and len({kind for kind, _ in calls}) == 1 and len(set(calls)) <= 2, calls
+        assert len(calls) >= 4 and len({kind for kind, _, _ in calls}) == 1 and len(set(calls)) <= 2, calls
         asked[rec["puzzle"]["kind"], rec["puzzle"]["level"]] += 1
     assert len({kind for kind, _ in asked}) == 3 and len({level for _, level in asked}) == 3, asked
 
