@@ -208,13 +208,13 @@ SHARED_CLUES = {
     "not_adj": lambda w, x, y: not _near(w, x, y),
     "between": lambda w, x, y, z: _near(w, x, y) and _near(w, x, z),
     "gap": lambda w, x, y, k: _row_between(w, x, y) == k,
+    "not_same": lambda w, a, b: w.seat[a] != w.seat[b],
 }
 LAYOUT_CLUES = {
     "left": lambda w, a, b, k: _is(w, a, w.toward(b, "left", k)),
     "right": lambda w, a, b, k: _is(w, a, w.toward(b, "right", k)),
     "faces_rel": _faces_the_one,
     "same": lambda w, a, b: w.seat[a] == w.seat[b],
-    "not_same": lambda w, a, b: w.seat[a] != w.seat[b],
     "face": lambda w, a, f: w.facing(a) == f,
     "same_face": lambda w, a, b: w.facing(a) == w.facing(b),
     "diff_face": lambda w, a, b: w.facing(a) != w.facing(b),
@@ -241,6 +241,16 @@ def clue_reader(puzzle: dict, clue: list):
     if clue[0] not in table:
         raise ValueError(f"no independent reading of the clue {clue!r} in {puzzle['kind']}")
     return table[clue[0]]
+
+
+NEGATIVE_PAIRS = ("not_adj", "not_faces")  # "X does not sit next to / face Y": true of one sitter, read literally
+
+
+def read_as_two_people(puzzle: dict) -> dict:
+    """The puzzle as a reader reads it who takes "X does not sit next to Y" (or "does not face Y") as naming two
+    people: each such clue gains "X is not Y"."""
+    extra = [["not_same", c[1], c[2]] for c in puzzle["clues"] if c[0] in NEGATIVE_PAIRS]
+    return {**puzzle, "clues": puzzle["clues"] + extra}
 
 
 def holds(w: World, clue: list) -> bool:

@@ -1,6 +1,7 @@
-"""Every seating family's keys proven a second time (issue 29): tests/_proof_seating.py, written apart from the
-generators and solvers, reads each clue and question from its words, lists every arrangement the clues allow and
-must find the key the only answer, for every family at every level, on puzzles built as the Q-agent builds them."""
+"""Every seating family's keys proven a second time: tests/_proof_seating.py, written apart from the generators and
+solvers, gives each stored clue and question kind the meaning its words have, lists every arrangement the clues
+allow and must find the key the only answer, for every family at every level, on puzzles built as the Q-agent
+builds them (the sentences themselves are checked by the readers' round trip, not here)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,20 @@ def test_the_key_is_the_only_answer(kind, level):
         assert found.answers == {key_of(rec)}, (rec["id"], rec["question"], sorted(found.answers))
         checked += 1
     assert checked >= PER_PAIR  # never an empty sample
+
+
+@pytest.mark.parametrize("kind,level", PAIRS)
+def test_the_key_holds_when_not_next_to_is_read_as_two_people(kind, level):
+    """The solvers read "X does not sit next to the tea drinker" literally (X may drink tea); a reader may take it as
+    two people. The key must be the only answer then too, with a seating left, and no offered statement of that
+    kind may name an attribute (one seating could make it true, another false, by the reading alone)."""
+    for rec in records(kind, level):
+        found = proof.prove(proof.read_as_two_people(rec["puzzle"]), rec["choices"])
+        assert found.answers == {key_of(rec)}, (rec["id"], rec["question"], sorted(found.answers))
+        q = rec["puzzle"]["question"]
+        offered = q[1] if q[0] == "statement" else []
+        assert all(s[0] not in proof.NEGATIVE_PAIRS or {s[1], s[2]} <= set(rec["puzzle"]["people"])
+                   for s in offered), rec["id"]
 
 
 @pytest.mark.parametrize("kind,level", PAIRS)

@@ -156,6 +156,20 @@ def form_of(puzzle: dict, level: int) -> str:
     return q[0]
 
 
+def test_not_next_to_is_only_said_of_two_people():
+    """The solvers read "Q does not sit next to the tea drinker" literally (Q may drink tea), so the generator says
+    it only where Q is not the tea drinker, and offers such statements only of two named people: a reader who takes
+    the words as two people then finds the same key (tests/test_proof_seating.py reads every key both ways)."""
+    puzzle = {"kind": "seating_attributes", "people": ["Q", "R", "S", "T"], "groups": {"drink": ["tea", "milk", "soda",
+              "cola"]}, "facing": {}, "half": False, "question": ["who", "same", "tea", 0]}
+    seat = {**dict(zip(puzzle["people"], range(4))), **dict(zip(puzzle["groups"]["drink"], range(4)))}
+    world = {"seat": seat, "face": {}, "corner_face": None}
+    said = [c for c in layouts._candidates(puzzle, world, 2, random.Random(1)) if c[0] in layouts.NEGATIVE_PAIRS]
+    assert said and all(seat[c[1]] != seat[c[2]] for c in said), said
+    offered = layouts._statable(puzzle, 2, "not_adj")
+    assert offered and all({c[1], c[2]} <= {"Q", "R", "S", "T"} for c in offered), offered
+
+
 def test_casts_are_given_names_or_scattered_letters(generated):
     """Most casts are given names from puzzles.NAMES; the rest single letters drawn at random, rarely a run."""
     casts = [b["puzzle"]["people"] for built, _, _ in generated.values() for b in built]

@@ -32,9 +32,10 @@ Conventions (the rendered text states the ones a reader needs):
 - "Where does X sit?" (one row): X's seat counted from the nearer end ("Second from the west end"). "Where does X
   sit relative to Y?" (round and square tables): k seats round to Y's own left for k <= (n-1)/2, to Y's right beyond
   that, "Opposite Y" at n/2.
-- "Next to" = neighbouring seats; "not next to" = not neighbouring seats, nothing more ("the Greek does not sit
-  next to the tea drinker" leaves the Greek free to drink tea, as a literal reader takes it); "X sits between Y
-  and Z, next to both" = X is a neighbour of both. Attribute values (nationality, drink, pet, sport, job) are distinct per person.
+- "Next to" = neighbouring seats. "Not next to" (and "does not face") = not neighbouring seats, nothing more, as the
+  solver reads it: "the Greek does not sit next to the tea drinker" leaves the Greek free to drink tea. The
+  generator states it only of two people (NEGATIVE_PAIRS), so a reader who takes it as two people finds the same
+  key. "X sits between Y and Z, next to both" = X is a neighbour of both. Attribute values (nationality, drink, pet, sport, job) are distinct per person.
 
 A puzzle dict: {"kind", "people", "groups": {group: [values]}, "facing": {person: 1|0} stated in the setup
 (1 = centre/north), "half": four-and-four style facing premise, "intro": int, "clues": [[type, ...]],
@@ -336,18 +337,35 @@ def _question_of(rng: random.Random, puzzle: dict, world: dict, level: int, form
     return _statements(rng, puzzle, world, level)
 
 
+# Negative two-sided clues a literal reader takes as true of one sitter ("X does not sit next to X"). The solvers
+# read them so; the generator keeps them to two people, so a reader who takes the words as two people agrees.
+NEGATIVE_PAIRS = ("not_adj", "not_faces")
+
+
+def _two_sitters(world: dict, clue: list) -> bool:
+    """A negative two-sided clue names two people in the hidden world (any other clue: True)."""
+    return clue[0] not in NEGATIVE_PAIRS or world["seat"][clue[1]] != world["seat"][clue[2]]
+
+
+def _statable(puzzle: dict, level: int, t: str) -> list[list]:
+    """The statements of type t a "which is true" question may offer: a negative two-sided one only of two people
+    by name, so no seating makes its two sides one sitter."""
+    return [c for c in _syntax(puzzle, level, t)
+            if c[0] not in NEGATIVE_PAIRS or {c[1], c[2]} <= set(puzzle["people"])]
+
+
 def _statements(rng: random.Random, puzzle: dict, world: dict, level: int) -> list | None:
     """A "which is true" question: one true statement and three false ones about the hidden world."""
     weights = {t: w for t, w in WEIGHTS[puzzle["kind"]][level].items() if t in STATEMENT_TYPES}
     if puzzle.get("facing"):
         weights.pop("face", None)
     types = rng.sample(list(weights), min(4, len(weights)))
-    true = [c for c in _syntax(puzzle, level, types[0]) if holds_in_world(puzzle, world, c)]
+    true = [c for c in _statable(puzzle, level, types[0]) if holds_in_world(puzzle, world, c)]
     if not true:
         return None
     picked = [rng.choice(true)]
     for t in [types[0], *types[1:3]]:
-        false = [c for c in _syntax(puzzle, level, t) if not holds_in_world(puzzle, world, c) and c not in picked]
+        false = [c for c in _statable(puzzle, level, t) if not holds_in_world(puzzle, world, c) and c not in picked]
         if not false:
             return None
         picked.append(rng.choice(false))
@@ -362,7 +380,7 @@ def _candidates(puzzle: dict, world: dict, level: int, rng: random.Random) -> li
         weights = {t: w for t, w in weights.items() if t not in ("face", "same_face", "diff_face")}
     banned = {_key(s) for s in puzzle["question"][1]} if puzzle["question"][0] == "statement" else set()
     true = [c for t in weights for c in _syntax(puzzle, level, t)
-            if holds_in_world(puzzle, world, c) and _key(c) not in banned]
+            if holds_in_world(puzzle, world, c) and _two_sitters(world, c) and _key(c) not in banned]
     people = set(puzzle["people"])
     factor = {id(c): INDIRECT[level] for c in true
               if puzzle["groups"] and not people & {x for x in c[1:] if isinstance(x, str)}}
