@@ -407,6 +407,8 @@ def test_two_fathers_is_a_contradiction():
     ([["mother", "U", "L"], ["child", "U", "T"], ["spouse", "U", "T"]], ["relation", "T", "L"]),   # wed to a parent
     ([["sister", "A", "B"], ["husband", "B", "A"], ["son", "C", "A"]], ["relation", "B", "C"]),    # wed to a sibling
     ([["father", "A", "B"], ["brother", "A", "B"], ["wife", "W", "A"]], ["relation", "W", "B"]),  # a brother-father
+    ([["brother", "U", "F"], ["father", "F", "N"], ["husband", "U", "N"]], ["relation", "F", "U"]),  # uncle weds niece
+    ([["sister", "A", "M"], ["mother", "M", "N"], ["wife", "A", "N"], ["son", "S", "N"]], ["relation", "S", "M"]),
 ])
 def test_facts_no_family_can_have_prove_nothing(facts, question):
     """The generator never states such facts, but a writer's free text can: prove_text must not accept them."""

@@ -139,9 +139,21 @@ def close(facts: list[list]) -> dict | None:
             "from": premises}
 
 
-def _stated_ancestors(parents: dict[str, set], x: str) -> set[str]:
-    """Everyone x descends from, by the closed facts' parent links."""
-    seen, todo = set(), list(parents[x])
+def _blood_parents(parents: dict[str, set], sib: dict[str, set]) -> dict[str, set]:
+    """Each person's parents, plus one unnamed parent shared by a set of siblings whose parents no fact names
+    (siblings share blood even when their parents go unmentioned)."""
+    out = {x: set(ps) for x, ps in parents.items()}
+    for x, ps in parents.items():
+        if not ps and sib[x]:
+            out[x].add("^" + min({x, *sib[x]}))  # one name for the whole set of siblings
+    for name in [p for ps in out.values() for p in ps if p.startswith("^")]:
+        out.setdefault(name, set())
+    return out
+
+
+def _line(parents: dict[str, set], x: str) -> set[str]:
+    """x and everyone x descends from."""
+    seen, todo = set(), [x]
     while todo:
         p = todo.pop()
         if p not in seen:
@@ -151,13 +163,15 @@ def _stated_ancestors(parents: dict[str, set], x: str) -> set[str]:
 
 
 def _possible_family(people: list[str], parents: dict, spouse: dict, sib: dict) -> bool:
-    """No one is their own ancestor, a sibling's ancestor, or married to a blood relative (written free text can
-    state such facts: "M is the father of J. J is the father of M." has no family, so it proves nothing)."""
-    anc = {x: _stated_ancestors(parents, x) for x in people}
+    """No one is their own ancestor or a sibling's, and no one is married to a blood relative (a shared ancestor,
+    named or not: a sibling, an uncle, a niece): written free text can state such facts ("M is the father of J. J is
+    the father of M."), and facts no family can have prove nothing."""
+    blood = _blood_parents(parents, sib)
+    line = {x: _line(blood, x) for x in people}
     for x in people:
-        if x in anc[x] or any(s in anc[x] or x in anc[s] for s in sib[x]):
+        if any(x in _line(blood, p) for p in blood[x]) or any(s in line[x] - {x} for s in sib[x]):
             return False
-        if any(w in anc[x] or x in anc[w] or anc[x] & anc[w] or w in sib[x] for w in spouse[x]):
+        if any(line[x] & line[w] for w in spouse[x]):
             return False
     return True
 
