@@ -98,13 +98,16 @@ def why_not_current(run_dir: Path, profile: str) -> str | None:
     lay = RunLayout(run_dir)
     if not lay.pipeline_record.is_file():
         return f"{lay.pipeline_record} is missing"
-    record = read_json(lay.pipeline_record)
+    try:
+        record = read_json(lay.pipeline_record)
+        stages = [(s["notebook"], s["status"]) for s in record.get("stages", [])]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return f"{lay.pipeline_record} is unreadable ({type(exc).__name__})"
     wanted = {"PROFILE": profile, "RUN": run_dir.name, "OVERRIDES": {}}
     checks = (
         (record.get("params") == wanted, f"its parameters are {record.get('params')}, not {wanted}"),
         ("rehearsal" not in record, "it is a rehearsal"),
-        ([(s["notebook"], s["status"]) for s in record.get("stages", [])]
-         == [(nb.name, "ok") for nb in discover_notebooks()], "not every notebook ran, or one failed"),
+        (stages == [(nb.name, "ok") for nb in discover_notebooks()], "not every notebook ran, or one failed"),
         (record.get("source") == source_fingerprint(), "the kit's files changed since it ran"),
         (record.get("versions") == versions(), "the installed packages changed since it ran"),
         (lay.terminal_log.is_file(), f"{lay.terminal_log.name} is missing"),
@@ -114,45 +117,58 @@ def why_not_current(run_dir: Path, profile: str) -> str | None:
 
 @contextlib.contextmanager
 def tee_terminal(path: Path):
-    """Copy what this process and the kernels it starts write to stdout and stderr into `path`, still showing it
-    where it went before: a kernel's own log lines (not in any notebook) are kept with the run."""
+    """Copy what this process and the kernels it starts write to file descriptors 1 and 2 into `path`, still
+    showing it where it went before: a kernel's own log lines (in no notebook) are kept with the run. (Inside
+    Jupyter, print() goes through the kernel's own stream, so only the child processes' lines are kept.)"""
     sys.stdout.flush()
     sys.stderr.flush()
-    lock, pumps, saved = threading.Lock(), [], []
-    with open(path, "wb") as log:
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    saved, pumps = [], []
+    try:
         for fd in (1, 2):
             read_end, write_end = os.pipe()
             saved.append(os.dup(fd))
+            # the pump owns its copies of the pipe's read end, the shown descriptor and the log, and closes them
+            pump = threading.Thread(target=_pump, args=(read_end, os.dup(fd), os.dup(log)), daemon=True)
             os.dup2(write_end, fd)
             os.close(write_end)
-            pump = threading.Thread(target=_pump, args=(read_end, saved[-1], log, lock), daemon=True)
             pump.start()
             pumps.append(pump)
-        try:
-            yield path
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            for fd, old in zip((1, 2), saved):
-                os.dup2(old, fd)  # the pipes' last writers close when the kernels have exited
-            for pump in pumps:
-                pump.join(timeout=10)
-            for old in saved:
-                os.close(old)
+    finally:
+        os.close(log)
+    try:
+        yield path
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, old in zip((1, 2), saved):
+            os.dup2(old, fd)  # the pipes end when the last child holding them exits
+            os.close(old)
+        for pump in pumps:
+            pump.join(timeout=10)  # a child still alive keeps its pump draining on its own descriptors
 
 
-def _pump(read_end: int, show: int, log, lock: threading.Lock) -> None:
-    """Copy a pipe to a file descriptor and to the log until every writer has closed it."""
+def _pump(read_end: int, show: int, log: int) -> None:
+    """Copy a pipe to a shown descriptor and to the log until every writer has closed it; a failing target is
+    dropped, the pipe still drained, so a writer never blocks or breaks on it."""
+    targets = [show, log]
     try:
         while chunk := os.read(read_end, 65536):
-            os.write(show, chunk)
-            with lock:
-                log.write(chunk)
-                log.flush()
-    except (OSError, ValueError):  # the shown descriptor or the log closed first: nothing left to copy to
-        pass
+            for target in list(targets):
+                try:
+                    _write_all(target, chunk)
+                except OSError:
+                    targets.remove(target)
     finally:
-        os.close(read_end)
+        for fd in (read_end, show, log):
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is out (a pipe or terminal may take part of a chunk)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _refuse_mixing(lay: RunLayout, rehearsal: dict | None) -> None:
@@ -187,6 +203,7 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     if rehearsal is not None:
         write_json(lay.rehearsal_record, {**rehearsal, **stamp(params)})
     extra["source"] = source_fingerprint()
+    lay.pipeline_record.unlink(missing_ok=True)  # an interrupted re-run must not pass for the run before it
     with tee_terminal(lay.terminal_log):
         _run_notebooks(notebooks, lay, params, extra, results)
     write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})

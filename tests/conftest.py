@@ -20,26 +20,22 @@ os.environ.setdefault("KIT_CACHE_DIR", str(ROOT / "runs" / "_cache"))
 USER_RUNS = Path(os.environ.get("KIT_RUNS_DIR") or ROOT / "runs")
 
 
-def made_smoke_run() -> Path | None:
-    """<runs>/smoke when `make pipeline` made it from this very code (every notebook ok, plain smoke profile, same
-    files and packages: helpers.pipeline.why_not_current); None otherwise or when KIT_FRESH_PIPELINE=1. A new
-    user's `make pipeline` then `make test` checks the run just made instead of running the pipeline twice."""
+def smoke_run_to_check() -> tuple[Path | None, str]:
+    """(<runs>/smoke, why) when `make pipeline` made it from this very code (every notebook ok, plain smoke profile,
+    same files and packages: helpers.pipeline.why_not_current), else (None, why not); KIT_FRESH_PIPELINE=1 always
+    says None. A new user's `make pipeline` then `make test` checks the run just made instead of making it twice."""
     from helpers import pipeline
-    if os.environ.get("KIT_FRESH_PIPELINE") == "1":
-        return None
     run = USER_RUNS / "smoke"
-    return run if pipeline.why_not_current(run, "smoke") is None else None
+    if os.environ.get("KIT_FRESH_PIPELINE") == "1":
+        return None, "KIT_FRESH_PIPELINE=1"
+    why = pipeline.why_not_current(run, "smoke")
+    return (run, "made by make pipeline from this code") if why is None else (None, f"{run} not taken: {why}")
 
 
 def pytest_report_header(config):
     """Say which smoke run the pipeline tier checks."""
-    from helpers import pipeline
-    run = USER_RUNS / "smoke"
-    if os.environ.get("KIT_FRESH_PIPELINE") == "1":
-        return "smoke pipeline: a fresh run (KIT_FRESH_PIPELINE=1)"
-    why = pipeline.why_not_current(run, "smoke")
-    return (f"smoke pipeline: checking {run}, made by make pipeline from this code" if why is None
-            else f"smoke pipeline: a fresh run ({run} not taken: {why})")
+    run, why = smoke_run_to_check()
+    return f"smoke pipeline: checking {run}, {why}" if run else f"smoke pipeline: a fresh run ({why})"
 
 
 @pytest.fixture(autouse=True)

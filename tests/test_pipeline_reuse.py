@@ -98,11 +98,41 @@ def test_the_terminal_log_keeps_what_child_processes_print_and_lets_go_after(tmp
     assert "out-line" in shown.out and "err-line" in shown.err and "after-line" in shown.out  # still shown
 
 
+def test_a_child_that_outlives_the_tee_still_reaches_the_log_and_nothing_else(tmp_path, capfd):
+    log = tmp_path / "terminal.txt"
+    with pipeline.tee_terminal(log):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1); print('late-line', flush=True)"])
+    unrelated = tmp_path / "next.txt"
+    with open(unrelated, "w") as fh:  # takes the lowest free descriptor, as pipeline.json's write would
+        fh.write("mine\n")
+    child.wait()
+    assert "late-line" in log.read_text() and unrelated.read_text() == "mine\n"
+
+
 def test_make_test_takes_the_made_run_only_when_it_is_current(tmp_path, monkeypatch):
     monkeypatch.setattr(conftest, "USER_RUNS", tmp_path)
     monkeypatch.delenv("KIT_FRESH_PIPELINE", raising=False)
-    assert conftest.made_smoke_run() is None
+    assert conftest.smoke_run_to_check()[0] is None and "pipeline.json is missing" in conftest.smoke_run_to_check()[1]
     _complete_run(tmp_path / "smoke")
-    assert conftest.made_smoke_run() == tmp_path / "smoke"
+    assert conftest.smoke_run_to_check()[0] == tmp_path / "smoke"
     monkeypatch.setenv("KIT_FRESH_PIPELINE", "1")
-    assert conftest.made_smoke_run() is None
+    assert conftest.smoke_run_to_check() == (None, "KIT_FRESH_PIPELINE=1")
+
+
+def test_an_unreadable_record_is_a_reason_not_a_crash(tmp_path):
+    lay = _complete_run(tmp_path / "smoke")
+    lay.pipeline_record.write_text("{not json")
+    assert "unreadable" in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+    write_json(lay.pipeline_record, {"stages": [{"notebook": "00_env_check.ipynb"}]})
+    assert "unreadable" in pipeline.why_not_current(tmp_path / "smoke", "smoke")
+
+
+def test_a_rerun_drops_the_old_record_before_its_first_notebook(tmp_path, monkeypatch):
+    """A re-run killed part way must not leave the last complete run's record to vouch for half-rewritten files."""
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    lay = _complete_run(tmp_path / "smoke")
+    seen = []
+    monkeypatch.setattr(pipeline, "_run_notebooks", lambda *a: seen.append(lay.pipeline_record.exists()))
+    monkeypatch.setattr(pipeline, "_write_report", lambda run_dir: None)
+    pipeline.run_pipeline("smoke", "smoke")
+    assert seen == [False]
