@@ -185,7 +185,7 @@ bench: setup
 	$(PY) bench/bench_all.py $(BENCH_ARGS)
 
 # The CI tier of benchmarks (.ci/run runs it after the test tiers, never inside make test): the ratio benchmarks that
-# need no trained adapter, at small sizes, each held to a CI bound set from its spread over 5 runs (bench/bench_all.py
+# need no trained adapter, at small sizes, each held to a CI bound set from its spread over 6 runs (bench/bench_all.py
 # CI_BOUNDS; docs/results.md, "The quick tier in CI"). Exit 1 names each ratio past its bound. 2-4 minutes.
 # BENCH_QUICK_ARGS='--without prefix-cache' switches one optimisation off to watch its row fail.
 BENCH_QUICK_ARGS ?=

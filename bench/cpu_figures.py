@@ -3,7 +3,7 @@
     make cpu-figures                          # make pipeline PROFILE=cpu RUN=cpu (skipped when runs/cpu is
                                               # complete), then this script on runs/cpu (about 38 min on 2 cores)
     python bench/cpu_figures.py [RUN]         # RUN: a run folder, or a run name under runs/ (default cpu)
-    python bench/cpu_figures.py --complete RUN   # exit 0 when every notebook of the run finished, else 1
+    python bench/cpu_figures.py --complete RUN   # exit 0 when the run is a complete cpu run of this code, else 1
 
 One block per section of docs/results.md ("A real model on a CPU", its "Cost" paragraph, "The question writer",
 "The reasoning A-agent"), each figure in the form the page quotes it, read from the files the notebooks wrote
@@ -46,15 +46,11 @@ def run_folder(arg: str) -> Path:
     return path if path.is_dir() or "/" in arg else RunLayout.of(arg).root
 
 
-def is_complete(lay: RunLayout) -> bool:
-    """True when pipeline.json records every notebook of the pipeline as finished."""
-    from helpers.pipeline import discover_notebooks
-    try:
-        stages = io.read_json(lay.pipeline_record)["stages"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    done = {s.get("notebook") for s in stages if s.get("status") == "ok"}
-    return {nb.name for nb in discover_notebooks()} <= done
+def why_not_current(lay: RunLayout) -> str | None:
+    """Why the run is not a complete run of the plain cpu profile by this code and these packages
+    (helpers.pipeline.why_not_current); None when it is, so its figures are this kit's."""
+    from helpers.pipeline import why_not_current as why_not
+    return why_not(lay.root, "cpu")
 
 
 def member_label(lay: RunLayout, name: str) -> str:
@@ -256,23 +252,24 @@ def figures(run_dir: Path) -> list[str]:
 
 
 def run_heading(lay: RunLayout) -> str:
-    """'profile cpu, complete' (or 'incomplete') from pipeline.json."""
+    """'profile cpu, current' (or 'NOT current: why') from pipeline.json."""
     try:
         params = io.read_json(lay.pipeline_record).get("params") or {}
     except (OSError, ValueError):
         return "no pipeline.json (the notebooks were not run by make pipeline)"
-    return f"profile {params.get('PROFILE', '?')}, {'complete' if is_complete(lay) else 'incomplete'}"
+    why = why_not_current(lay)
+    return f"profile {params.get('PROFILE', '?')}, " + ("current" if why is None else f"NOT current: {why}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the figures of a run (exit 1 when the run folder does not exist), or with --complete only check it."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", nargs="?", default="cpu", help="a run folder, or a run name under runs/ (default cpu)")
-    ap.add_argument("--complete", action="store_true", help="exit 0 when every notebook of the run finished, else 1")
+    ap.add_argument("--complete", action="store_true", help="exit 0 when the run is a complete run of the plain cpu profile by this code, else 1")
     args = ap.parse_args(argv)
     lay = RunLayout(run_folder(args.run))
     if args.complete:
-        return 0 if is_complete(lay) else 1
+        return 0 if why_not_current(lay) is None else 1
     if not lay.root.is_dir():
         print(f"cpu_figures: no run folder {lay.root} (make pipeline PROFILE=cpu RUN=cpu makes it)", file=sys.stderr)
         return 1

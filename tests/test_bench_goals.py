@@ -99,11 +99,10 @@ def test_without_needs_the_ci_tier(capsys):
 
 # ---------------------------------------------------------------- bench/cpu_figures.py on a fabricated run
 import cpu_figures  # noqa: E402
-from helpers import io  # noqa: E402
-from helpers.layout import RunLayout  # noqa: E402
+from helpers import io, pipeline  # noqa: E402
+from helpers.layout import NOTEBOOKS as STAGES, RunLayout  # noqa: E402
 
-NOTEBOOKS = ("00_env_check", "01_dataset_build", "02_curriculum", "03_train_model1_lora", "04_train_model2_rslora",
-             "05_train_model3_dora", "06_validate", "07_ensemble", "08_agents")
+NOTEBOOKS = tuple(STAGES.values())  # the stage names, from the run layout
 
 
 def _member(acc: float, lo: float, hi: float, letter: str, share: float, arc: float = 0.41) -> dict:
@@ -170,8 +169,11 @@ def _fabricated_run(root: Path) -> RunLayout:
     _eval_and_ensemble(lay)
     _writer_and_reasoner(lay)
     seconds = (5, 4, 3, 546, 498, 666, 384, 6, 150)
-    io.write_json(lay.pipeline_record, {"params": {"PROFILE": "cpu"}, "stages": [
-        {"notebook": f"{nb}.ipynb", "status": "ok", "seconds": s} for nb, s in zip(NOTEBOOKS, seconds)]})
+    io.write_json(lay.pipeline_record, {
+        "params": {"PROFILE": "cpu", "RUN": root.name, "OVERRIDES": {}}, "source": pipeline.source_fingerprint(),
+        "versions": io.versions(),
+        "stages": [{"notebook": f"{nb}.ipynb", "status": "ok", "seconds": s} for nb, s in zip(NOTEBOOKS, seconds)]})
+    lay.terminal_log.write_text("")
     return lay
 
 
@@ -202,7 +204,7 @@ def test_cpu_figures_print_the_results_page_lines(tmp_path):
                  "| reasoning, 3 s | 14/48 (29%) | 18-43% | 2.82 / 2.87 | 88% | 26 | C 71% |",
                  "By level, letter-only 5/24, 4/12, 5/12 and reasoning 7/24, 4/12, 3/12 (levels 1, 2, 3)"):
         assert line in out, line
-    assert out[0].endswith("profile cpu, complete")
+    assert out[0].endswith("profile cpu, current")
 
 
 def test_cpu_figures_name_a_missing_file_and_print_the_rest(tmp_path):
@@ -214,11 +216,13 @@ def test_cpu_figures_name_a_missing_file_and_print_the_rest(tmp_path):
     assert "| letter-only | 14/48 (29%) | 18-43% | 0.14 / 0.23 | - | - | C 52% |" in out
 
 
-def test_cpu_figures_call_a_run_complete_only_when_every_notebook_finished(tmp_path):
+def test_cpu_figures_take_a_run_only_when_it_is_a_complete_cpu_run_of_this_code(tmp_path):
     lay = _fabricated_run(tmp_path)
     assert cpu_figures.main(["--complete", str(lay.root)]) == 0
     record = io.read_json(lay.pipeline_record)
-    record["stages"][-1]["status"] = "failed"
-    io.write_json(lay.pipeline_record, record)
-    assert cpu_figures.main(["--complete", str(lay.root)]) == 1
+    for change in ({"stages": [*record["stages"][:-1], {**record["stages"][-1], "status": "failed"}]},
+                   {"source": "0" * 64}, {"params": {**record["params"], "OVERRIDES": {"seed": 1}}}):
+        io.write_json(lay.pipeline_record, {**record, **change})
+        assert cpu_figures.main(["--complete", str(lay.root)]) == 1, change
+        assert "NOT current" in cpu_figures.figures(lay.root)[0]
     assert cpu_figures.main(["--complete", str(tmp_path / "nowhere")]) == 1
