@@ -88,9 +88,10 @@ class QuestionAgent:
         found = 0
         search = timing.Deadline(deadline.left() / 2)
         allowed = [k for k in kinds if k in self.kinds] or list(kinds)
-        shape = (self.rng.choice(allowed), self.rng.choice(list(self.levels)), self.rng.random())
+        shape = {"kind": self.rng.choice(allowed), "level": self.rng.choice(list(self.levels)),
+                 "form_q": self.rng.random()}
         while found < self.candidates and not search.passed():
-            candidate = self._one_puzzle([shape[0]], letter_, label, search, shape[2], level=shape[1])
+            candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape["form_q"], shape)
             if candidate[0] is None:
                 break
             found += 1
@@ -100,7 +101,7 @@ class QuestionAgent:
         if best is None and fast:
             self.stats["fallback:fast_family"] += 1
             grace = timing.Deadline(max(deadline.left(), FAST_GRACE_S))
-            found, best = 1, self._one_puzzle(fast, letter_, label, grace, shape[2])
+            found, best = 1, self._one_puzzle(fast, letter_, label, grace, shape["form_q"])
         if best is None or best[0] is None:
             return None, None
         self._seen.add(dedupe_key(best[1]))
@@ -108,11 +109,13 @@ class QuestionAgent:
         return best
 
     def _one_puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
-                    form_q: float, level: int | None = None) -> tuple[dict | None, dict | None]:
-        """One proven, unseen puzzle of the topic's kinds (at `level`, else any of the agent's) that passes the
-        filter, asking the form at quantile form_q of its kind and level, or (None, None) at the deadline."""
+                    form_q: float, shape: dict | None = None) -> tuple[dict | None, dict | None]:
+        """One proven, unseen puzzle of the topic's kinds (at the question's shape["level"], else any of the agent's
+        levels) that passes the filter, asking the form at quantile form_q of its kind and level, or (None, None) at
+        the deadline. A drop to a lower level (questions too long for this tokenizer) is kept in `shape`, so the
+        question's later candidates start there."""
         kinds = [k for k in kinds if k in self.kinds] or list(kinds)
-        levels, too_long, tries = (level,) if level is not None else self.levels, 0, 0
+        levels, too_long, tries = (shape["level"],) if shape else self.levels, 0, 0
         while tries == 0 or not deadline.passed():
             tries += 1
             kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
@@ -140,6 +143,8 @@ class QuestionAgent:
                 too_long += result.reason == "question_too_long"
                 if too_long >= 3:  # this tokenizer spends more tokens per character: the agent's lowest level,
                     levels = (min(self.levels) if too_long < 6 else min(puzzles.LEVELS),)  # then the shortest
+                    if shape:
+                        shape["level"] = levels[0]
                 continue
             return question, rec
         return None, None
