@@ -19,7 +19,7 @@ from helpers.layout import RunLayout
 from helpers.prompts import render_example
 from helpers.scoring import end_of_turn_ids, letter_token_ids, score_letters
 
-from _tiny import bundled_records, cpu_recommendation, one_torch_thread, smollm2_dir, tiny_llama_dir, write_curriculum
+from _tiny import bundled_records, cpu_recommendation, one_torch_thread, smollm2_dir, tiny_llama_dir
 
 SPEC = pm.PACKAGED["smollm2-135m"]
 CPU = config.load_profile("cpu")
@@ -125,19 +125,85 @@ def test_letter_scores_from_the_real_model_are_distributions(smol):
 
 
 # ---------------------------------------------------------------- the Llama architecture through training
+def _records_off_the_base_letter(path, n: int = 16, per_chunk: int = 8) -> list[dict]:
+    """n bundled questions whose key is not A, written as a curriculum of n // per_chunk chunks. The random tiny
+    Llama prefers A among the letters on every question, so learning these keys moves its letter loss down, while a
+    training that teaches one letter (A) moves it up."""
+    from helpers import io
+    recs = [r for r in bundled_records(300) if r["answer"] != 0][:n]
+    for i, rec in enumerate(recs):
+        rec.update(chunk=i // per_chunk, bucket="easy", difficulty=float(i))
+    io.write_jsonl(path, recs)
+    return recs
+
+
+def _completion_loss(model, tok, records: list[dict], shift: int = 0) -> float:
+    """Mean causal-LM loss on each record's true completion (letter, end of turn) after its prompt, with labels
+    built here from helpers.prompts.render_example (not by the training code under test); shift=1 moves the labels
+    one token left, the alignment a label bug would train."""
+    total = 0.0
+    for rec in records:
+        prompt, completion = render_example(tok, rec)
+        p_ids, c_ids = (tok(t, add_special_tokens=False)["input_ids"] for t in (prompt, completion))
+        labels = ([-100] * len(p_ids) + c_ids)[shift:] + [-100] * shift
+        with torch.no_grad():
+            total += float(model(input_ids=torch.tensor([p_ids + c_ids]), labels=torch.tensor([labels])).loss)
+    return total / len(records)
+
+
+def _letter_loss(model, tok, records: list[dict]) -> float:
+    """Mean -log p(key) over each question's letters, as the kit scores answers (helpers.scoring.score_letters)."""
+    probs = score_letters(model, tok, records, batch_size=4)
+    return float(sum(-torch.log(torch.tensor(p[r["answer"]])) for p, r in zip(probs, records)) / len(records))
+
+
+def _losses(model, tok, records: list[dict]) -> dict:
+    """The three losses the llama training test compares before and after training."""
+    model.eval()
+    return {"aligned": _completion_loss(model, tok, records), "shifted": _completion_loss(model, tok, records, 1),
+            "letter": _letter_loss(model, tok, records)}
+
+
+def _smallest_lora_b(adapter_dir) -> float:
+    """The smallest norm of the saved adapter's LoRA B matrices (PEFT initialises every one to zero)."""
+    from safetensors.torch import load_file
+    weights = load_file(str(adapter_dir / "adapter_model.safetensors"))
+    return min(float(v.norm()) for k, v in weights.items() if "lora_B" in k)
+
+
+def _before_and_after(adapter_dir, records: list[dict]) -> tuple[dict, dict]:
+    """_losses() of the tiny Llama without and with the trained adapter."""
+    plain = dataclasses.replace(MODEL, gradient_checkpointing=False)
+    base, tok, _ = models.load_model(str(tiny_llama_dir()), model=plain, for_training=False)
+    before = _losses(base, tok, records)
+    return before, _losses(models.load_adapter(base, adapter_dir), tok, records)
+
+
 @pytest.mark.parametrize("name", ["model1_lora", "model2_rslora", "model3_dora"])
-def test_every_method_trains_on_the_llama_architecture(tmp_path, name):
+def test_every_method_trains_on_the_llama_architecture(tmp_path, name, record_property):
+    """Each method trains the tiny Llama through the kit (2 chunks of 8 questions, 4 steps) and the training shows
+    in the model, measured with labels built independently of the training code. Measured (3 methods; they do not
+    depend on the machine beyond rounding, ~1e-6): the completion loss falls 0.05-0.10 (10.845 -> 10.75-10.79), 0.024-
+    0.043 more than the one-token-shifted loss falls; the letter loss falls 0.02-0.04 (1.451 -> 1.41-1.43). With
+    learning rate 0 nothing moves; with labels shifted one token the shifted loss falls more (by 0.009-0.023); with
+    every target A the letter loss rises 0.07-0.13 (bench/broken_kit, docs/testing.md)."""
     from helpers.train import train_adapter
-    cur = write_curriculum(tmp_path / "curriculum.jsonl", 2, 8)
+    records = _records_off_the_base_letter(tmp_path / "curriculum.jsonl")
     cfg = config.load_profile("smoke", "llama", {
         "model.base": str(tiny_llama_dir()), "train.batch_size": 4, "train.grad_accum": 1,
         "train.epochs_per_chunk": 1, "train.logging_steps": 1, "curriculum.replay_capacity": 4})
-    summary = train_adapter(cfg, name, curriculum_path=cur, out_dir=tmp_path / name,
+    summary = train_adapter(cfg, name, curriculum_path=tmp_path / "curriculum.jsonl", out_dir=tmp_path / name,
                             recommendation=cpu_recommendation(), progress=False)
     adapter = read_json(tmp_path / name / "adapter" / "adapter_config.json")
     assert sorted(adapter["target_modules"]) == sorted(cfg.train.target_modules)  # all 7 Llama linears
     assert len(summary["chunk_losses"]) == 2 and all(0 < loss < 20 for loss in summary["chunk_losses"])
-    assert (tmp_path / name / "adapter" / "adapter_model.safetensors").exists()
+    assert _smallest_lora_b(tmp_path / name / "adapter") > 0, "a LoRA B matrix is still at its initial zero"
+    before, after = _before_and_after(tmp_path / name / "adapter", records)
+    record_property("losses", {"before": before, "after": after})
+    assert after["aligned"] < before["aligned"], ("the trained completions' loss did not fall", before, after)
+    assert before["aligned"] - after["aligned"] > before["shifted"] - after["shifted"], \
+        ("the labels one token off gained more than the true ones: shifted labels?", before, after)
+    assert after["letter"] < before["letter"], ("the keys' letter loss did not fall: one letter taught?", before, after)
 
 
 def test_answer_only_loss_matches_the_llama_models_own_loss():
@@ -169,15 +235,36 @@ def test_the_cached_tokenizer_splits_text_as_the_gguf_does():
 
 
 # ---------------------------------------------------------------- what the real model learns (CI tier, ~3 min)
-def _format_rate(model, tok, records) -> float:
-    """Share of prompts whose greedy reply is one answer letter and then the end of the turn (the trained form)."""
+def _replies(model, tok, records) -> list[list[int]]:
+    """Each prompt's greedy reply, two tokens long (a letter and the end of the turn, in the trained form)."""
     from helpers.prompts import render_prompt
-    letters, ends, hits = set(letter_token_ids(tok)), set(end_of_turn_ids(tok)), 0
+    out = []
     for rec in records:
         ids = tok(render_prompt(tok, rec), return_tensors="pt", add_special_tokens=False)
-        out = model.generate(**ids, max_new_tokens=2, do_sample=False)[0][ids["input_ids"].shape[1]:].tolist()
-        hits += len(out) == 2 and out[0] in letters and out[1] in ends
-    return hits / len(records)
+        out.append(model.generate(**ids, max_new_tokens=2, do_sample=False)[0][ids["input_ids"].shape[1]:].tolist())
+    return out
+
+
+def _format_rate(tok, replies: list[list[int]]) -> float:
+    """Share of replies that are one answer letter and then the end of the turn (the trained form)."""
+    letters, ends = set(letter_token_ids(tok)), set(end_of_turn_ids(tok))
+    return sum(len(r) == 2 and r[0] in letters and r[1] in ends for r in replies) / len(replies)
+
+
+def _favourite_share(tok, replies: list[list[int]]) -> float:
+    """Share of all replies that open with the most frequent answer letter (1.0: every reply gives one letter)."""
+    from collections import Counter
+    letters = set(letter_token_ids(tok))
+    firsts = Counter(r[0] for r in replies if r and r[0] in letters)
+    return firsts.most_common(1)[0][1] / len(replies) if firsts else 0.0
+
+
+# The tuned 135M model leans on one letter (docs/results.md: the base gives B on 54% of 373 questions, the 140-step
+# adapters 42-45%); this 40-step adapter gave its favourite on 68% of the 40 questions (27/40), over the kit's collapse
+# flag (helpers.evaluate.COLLAPSE_SHARE, 55%), which therefore cannot be this test's bound. A one-letter collapse
+# gives it on (nearly) every question: the bound is 90% (37 of 40). At the measured 68%, P(37 or more of 40) = 0.02%;
+# at 75%, 0.5%.
+MAX_FAVOURITE_SHARE = 0.9
 
 
 @pytest.fixture(scope="module")
@@ -196,23 +283,31 @@ def real_lora(tmp_path_factory):
 
 
 @pytest.mark.realmodel
-def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora):
+def test_the_real_model_learns_to_answer_with_a_letter_alone(smol, real_lora, record_property):
     """What SmolLM2-135M reliably learns from the kit's training (docs/results.md, "A real model on a CPU"): the answer
     form. The base replies "B) September ..." (the letter, then it goes on), so a letter-only harness must parse;
     the adapter replies with the letter and closes its turn. Its accuracy is not asserted: at 135M it stays near
-    chance on these questions, before and after (docs/results.md gives the measured figures)."""
+    chance on these questions, before and after (docs/results.md gives the measured figures). Nor may it answer
+    every question with one letter (MAX_FAVOURITE_SHARE)."""
     from helpers.train.telemetry import read_metrics
     model, tok, _ = smol
     summary, out, val = real_lora
     losses = [m["loss"] for m in read_metrics(out / "metrics.jsonl") if m.get("loss") is not None]
+    record_property("losses", losses)
     assert losses[0] > 2.0 and losses[-1] < 1.0, losses  # ~4.5 (the base never ends its turn after a letter) -> ~0.7
-    base_rate = _format_rate(model, tok, val)
+    base_replies = _replies(model, tok, val)
+    base_rate = _format_rate(tok, base_replies)
     tuned = models.load_adapter(model, out / "adapter").eval()  # the kit's loader, as notebook 06 uses it
     try:
-        tuned_rate = _format_rate(tuned, tok, val)
+        replies = _replies(tuned, tok, val)
     finally:
         tuned.unload()  # the module's base model stays as it was for the other tests
+    tuned_rate, favourite = _format_rate(tok, replies), _favourite_share(tok, replies)
+    record_property("form", {"base_rate": base_rate, "tuned_rate": tuned_rate, "favourite_share": favourite,
+                             "base_favourite_share": _favourite_share(tok, base_replies)})
     assert base_rate <= 0.2 and tuned_rate >= 0.9, (base_rate, tuned_rate)
+    assert favourite <= MAX_FAVOURITE_SHARE, \
+        f"{favourite:.0%} of the tuned replies give one letter (limit {MAX_FAVOURITE_SHARE:.0%}): a collapse"
 
 
 # ---------------------------------------------------------------- the cache folder mechanics (helpers.models.cache)
