@@ -1,0 +1,277 @@
+"""The deduction writer of the classic seating kinds (a row facing north, a round table): greedy, as a person
+solves one. Apply the clue that fixes most (a seat, or a link between two people), state what it fixes; when no
+clue fixes anything, split on the smallest open choice a clue leaves (a person's seat or a pair's order), close
+each failing case by the clue that kills it, state what the surviving case fixes, and conclude with the key.
+
+A row's seats are counted from its ends; a round table's from an anchor, the person most clues name ("Ben sits
+second to Ana's left"), as rotations are the same seating. Every seating is listed (7! = 5,040 at most), so a
+candidate step costs a few numpy masks; the checker (deduction.check) then proves the written steps independently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from helpers.puzzles.deduction.steps import Step
+from helpers.puzzles.deduction.words import answer_text, claims_text, step_texts
+from helpers.puzzles.seating import classic
+from helpers.puzzles import csp
+from helpers.puzzles.seating.solver import Model
+
+KINDS = ("seating_linear", "seating_circular")  # the families the writer covers
+MAX_DEPTH = 2  # cases inside cases at most
+TRIES = {0: 6, 1: 2, 2: 1}  # splits simulated (shortest kept) at each depth
+MAX_STEPS = 40  # a context giving up after this many steps has found no deduction
+
+
+class NoDeduction(RuntimeError):
+    """The writer found no deduction within its depth and step limits."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What holds in every seating of a set: who is placed where, and which pairs sit a fixed distance apart."""
+
+    placed: dict  # person index -> position
+    linked: np.ndarray  # [a, b]: b sits a fixed distance from a
+    offset: np.ndarray  # [a, b]: that distance (position of b - position of a; mod n at a table)
+
+
+class Board:
+    """Every seating of a classic puzzle, each clue's truth and the answer per seating, positions per person."""
+
+    def __init__(self, puzzle: dict) -> None:
+        """List the seatings, the clue masks and answer codes; positions from a row's west end or a table's anchor."""
+        self.puzzle, self.people = puzzle, list(puzzle["people"])
+        self.n, self.circular = len(self.people), puzzle["kind"] == "seating_circular"
+        self.model = Model(classic.shared(puzzle))
+        seats = classic.seatings(self.n, self.circular)
+        self.table = csp.Table(self.model.problem, [self.model.seat[p] for p in self.people], seats.astype(np.int16))
+        self.masks = [self.model.holds(c, self.table) for c in self.model.puzzle["clues"]]
+        self.codes, self.names, _ = self.model.codes(self.table)
+        self.anchor = self._anchor() if self.circular else None
+        turn = -1 if puzzle.get("facing", "centre") == "out" else 1
+        self.pos = (seats - seats[:, [self.anchor]]) * turn % self.n if self.circular else seats.astype(np.int16)
+
+    def _anchor(self) -> int:
+        """The person most clues name (a round table's seats are counted from them)."""
+        named = [p for c in self.puzzle["clues"] for p in c[1:] if isinstance(p, str)]
+        return max(range(self.n), key=lambda i: (named.count(self.people[i]), -i))
+
+    def mask(self, cited: frozenset) -> np.ndarray:
+        """The seatings every cited clue allows."""
+        out = np.ones(len(self.table.rows), dtype=bool)
+        for c in cited:
+            out &= self.masks[c]
+        return out
+
+    def known(self, m: np.ndarray) -> Known:
+        """What holds in every seating of mask m."""
+        p = self.pos[m].astype(np.int16)
+        lo, hi = p.min(0), p.max(0)
+        d = p[:, None, :] - p[:, :, None]
+        d = d % self.n if self.circular else d
+        return Known({i: int(lo[i]) for i in range(self.n) if lo[i] == hi[i]}, d.min(0) == d.max(0), d[0])
+
+    def seat_fact(self, i: int, v: int) -> tuple:
+        """Person i at position v: from the nearer end of a row, or round from the anchor."""
+        if self.circular:
+            return self.rel_fact(i, self.anchor, v)
+        side, k = ("west", v + 1) if v + 1 <= self.n - v else ("east", self.n - v)
+        return ("pos", self.people[i], side, k)
+
+    def rel_fact(self, b: int, a: int, o: int) -> tuple:
+        """Person b sits o positions round (or along) from person a: left/right, k seats, or opposite."""
+        x, y = self.people[b], self.people[a]
+        if not self.circular:
+            return ("right", x, y, o) if o > 0 else ("left", x, y, -o)
+        if 2 * o == self.n:
+            return ("opp", x, y)
+        return ("left", x, y, o) if 2 * o < self.n else ("right", x, y, self.n - o)
+
+    def named(self, c: int) -> list[int]:
+        """The people clue c names."""
+        return [self.people.index(x) for x in self.puzzle["clues"][c][1:] if x in self.people]
+
+    def answer_fixed(self, m: np.ndarray) -> bool:
+        """Whether every seating of m gives the same answer."""
+        return m.any() and np.unique(self.codes[m]).size == 1
+
+
+def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
+    """The seats and links `after` fixes that `before` did not: newly placed people, then one link per merge of two
+    linked groups (preferring pairs the clue names)."""
+    if len(after.placed) == board.n > len(before.placed):  # the whole seating: every place, in order
+        return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
+                if i != board.anchor]
+    facts = [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
+             if i not in before.placed and i != board.anchor]
+    free = [i for i in range(board.n) if i not in after.placed]
+    done: set[int] = set()
+    for a in free:
+        if a in done:
+            continue
+        group = [b for b in free if after.linked[a, b]]
+        done |= set(group)
+        joined = [group[0]]
+        for b in sorted(group[1:], key=lambda b: b not in prefer):
+            if any(before.linked[j, b] for j in joined):
+                joined.append(b)
+                continue
+            j = min(joined, key=lambda j: (j not in prefer, j))
+            facts.append(board.rel_fact(b, j, int(after.offset[j, b])))
+            joined.append(b)
+    return facts
+
+
+def own(steps: list[Step]) -> frozenset:
+    """The clues a context's steps have cited."""
+    return frozenset(u for s in steps for u in s.uses)
+
+
+def _gain(board: Board, before: Known, m: np.ndarray) -> int:
+    """How much a set of seatings fixes beyond `before`: two points a newly placed person, one a new link."""
+    after = board.known(m)
+    placed = len(set(after.placed) - set(before.placed) - {board.anchor})
+    return placed + len(new_facts(board, before, after, []))
+
+
+def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int], before: Known) -> list[tuple]:
+    """Candidate case splits (size, clue or None, facts, each case's mask with its outer cases but no clue),
+    smallest first: a person's open positions or a pair's open distances once a clue is applied."""
+    out = []
+    for c in [*unused, None]:
+        mc = m & board.masks[c] if c is not None else m
+        if not mc.any():
+            continue
+        who = board.named(c) if c is not None else [i for i in range(board.n) if i not in before.placed]
+        for i in who:
+            vals = np.unique(board.pos[mc, i]).tolist()
+            if i not in before.placed and len(vals) > 1:
+                out.append((len(vals), c is None, c, [board.seat_fact(i, v) for v in vals],
+                            [case_mask & (board.pos[:, i] == v) for v in vals]))
+        for a in who:
+            for b in who:
+                if a < b and not before.linked[a, b] and a not in before.placed and b not in before.placed:
+                    off = (board.pos[:, b] - board.pos[:, a]) % board.n if board.circular else \
+                        board.pos[:, b] - board.pos[:, a]
+                    vals = np.unique(off[mc]).tolist()
+                    if len(vals) > 1:
+                        out.append((len(vals), c is None, c, [board.rel_fact(b, a, v) for v in vals],
+                                    [case_mask & (off == v) for v in vals]))
+    return sorted(out, key=lambda s: (s[0], s[1]))
+
+
+class Writer:
+    """Writes one deduction for a board, shortest of the splits it tries."""
+
+    def __init__(self, board: Board, key: str) -> None:
+        """The board and the key to conclude."""
+        self.board, self.key = board, key
+        self.every = board.mask(frozenset(range(len(board.masks))))
+
+    def words(self, steps: list[Step]) -> int:
+        """The words of steps in text."""
+        return sum(len(t.split()) for t in step_texts(self.board.puzzle, steps))
+
+    def run(self, cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int, close: bool) -> list[Step]:
+        """Steps from the clues cited so far to the case's end: closed (close=True) or the answer fixed."""
+        b, steps = self.board, []
+        stated = b.known(b.mask(cited) & case_mask)
+        while len(steps) < MAX_STEPS:
+            m = b.mask(cited) & case_mask
+            unused = [c for c in range(len(b.masks)) if c not in cited]
+            end = self.ending(m, unused, case, close, stated)
+            from_cases = bool(steps) and len(steps[-1].case) > len(case)  # right after this context's cases
+            if end is not None and (close or (from_cases and steps[-1].answer is not None)):
+                return steps + [end]
+            facts = new_facts(b, stated, b.known(m), [])  # what the cases (or clues cited in them) now fix
+            if facts and not (end is not None and self.says_answer(facts)):
+                steps.append(Step(claims=tuple(facts), case=case))
+                stated = b.known(m)
+                continue
+            if end is not None:
+                return steps + [end]
+            best = max(unused, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
+            if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
+                after = b.known(m & b.masks[best])
+                steps.append(Step(uses=(best,), claims=tuple(new_facts(b, stated, after, b.named(best))), case=case))
+                cited, stated = cited | {best}, after
+                continue
+            if depth >= MAX_DEPTH:
+                raise NoDeduction("too_deep")
+            branch, after_cases, survivor = self.split(cited, case, case_mask, unused, stated, depth)
+            steps += branch
+            if survivor is None:
+                cited = after_cases
+                continue
+            # one case survives: say what it fixes with the clues cited up to the split, and go on from there
+            cited, case_mask = cited | own(branch[:1]), case_mask & survivor
+            after = b.known(b.mask(cited) & case_mask)
+            if (facts := new_facts(b, stated, after, [])) and not self.says_answer(facts):
+                steps.append(Step(claims=tuple(facts), case=case))
+            stated = after
+        raise NoDeduction("too_many_steps")
+
+    def ending(self, m: np.ndarray, unused: list[int], case: tuple, close: bool, stated: Known) -> Step | None:
+        """The step that ends a context, if one can: a clue killing a failing case, or the answer fixed (by the
+        clues so far, or by one more clue that fixes nothing else)."""
+        b = self.board
+        if close:
+            if not m.any():
+                return Step(case=case, closes=True)
+            kill = [c for c in unused if not (m & b.masks[c]).any()]
+            return Step(uses=(kill[0],), case=case, closes=True) if kill else None
+        if b.answer_fixed(m):
+            return Step(case=case, answer=self.key)
+        done = [c for c in unused if b.answer_fixed(m & b.masks[c])]
+        if done and not new_facts(b, stated, b.known(m & b.masks[done[0]]), b.named(done[0])):
+            return Step(uses=(done[0],), case=case, answer=self.key)
+        return None
+
+    def says_answer(self, facts: list[tuple]) -> bool:
+        """Whether the facts read exactly as the answer's sentence (stating both would repeat it)."""
+        said = claims_text(self.board.puzzle, tuple(facts)).lower()
+        return said == answer_text(self.board.puzzle, self.key).lower()
+
+    def split(self, cited: frozenset, case: tuple, case_mask: np.ndarray, unused: list[int], stated: Known,
+              depth: int) -> tuple[list[Step], frozenset, np.ndarray | None]:
+        """The shortest of the tried case splits: the split step, then each case's steps (failing cases first);
+        with the clues cited by then and the one surviving case's mask (None when several survive)."""
+        best = None
+        options = _splits(self.board, self.board.mask(cited) & case_mask, case_mask, unused, stated)
+        for size, _, c, facts, masks in options[:TRIES[depth]]:
+            try:
+                tried = self.cases(cited | ({c} if c is not None else set()), case, c, facts, masks, depth)
+            except NoDeduction:
+                continue
+            if best is None or self.words(tried[0]) < self.words(best[0]):
+                best = tried
+        if best is None:
+            raise NoDeduction("no_split")
+        return best
+
+    def cases(self, cited: frozenset, case: tuple, c: int | None, facts: list, masks: list,
+              depth: int) -> tuple[list[Step], frozenset, np.ndarray | None]:
+        """A split's step and its cases' steps: failing ones closed, surviving ones (if more than one) answered;
+        the clues cited by then and the one surviving case's mask, if one."""
+        steps = [Step(uses=(c,) if c is not None else (), case=case, split=tuple(facts))]
+        alive = [(m & self.every).any() for m in masks]
+        order = [i for i in range(len(facts)) if not alive[i]]
+        order += [i for i in range(len(facts)) if alive[i]] if sum(alive) > 1 else []
+        at_split, now = cited, cited
+        for i in order:  # each case is worked out from the clues cited at the split
+            branch = self.run(at_split, case + (facts[i],), masks[i], depth + 1, close=not alive[i])
+            steps += branch
+            now = now | own(branch)
+        return steps, now, masks[alive.index(True)] if sum(alive) == 1 else None
+
+
+def write(puzzle: dict, key: str) -> list[Step]:
+    """A deduction of a classic seating puzzle's key, each step in words (NoDeduction when none is found)."""
+    board = Board(puzzle)
+    writer = Writer(board, key)
+    steps = writer.run(frozenset(), (), np.ones(len(board.table.rows), dtype=bool), 0, close=False)
+    return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
