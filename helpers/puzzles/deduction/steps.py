@@ -57,6 +57,7 @@ def fact_constraint(model: Model, fact: tuple) -> csp.Constraint:
         vars_ = tuple(dict.fromkeys(v for p in parts for v in p.vars))
 
         def either(*cols: np.ndarray) -> np.ndarray:
+            """True where some part holds."""
             at = dict(zip(vars_, cols))
             return np.logical_or.reduce([_truth(p, [at[v] for v in p.vars]) for p in parts])
         return csp.Constraint(vars_, either)

@@ -207,13 +207,18 @@ class Writer:
             if survivor is None:
                 cited = after_cases
                 continue
-            # one case survives: say what it fixes with the clues cited up to the split, and go on from there
             cited, case_mask = cited | own(branch[:1]), case_mask & survivor
-            after = b.known(b.mask(cited) & case_mask)
-            if (facts := new_facts(b, stated, after, [])) and not self.says_answer(facts):
-                steps.append(Step(claims=tuple(facts), case=case))
-            stated = after
+            stated = self.survive(steps, cited, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
+
+    def survive(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, stated: Known) -> Known:
+        """One case survived: say what it fixes with the clues cited up to the split (appended to steps; the others
+        are closed, so it holds outright) and return what is known from there."""
+        b = self.board
+        after = b.known(b.mask(cited) & case_mask)
+        if (facts := new_facts(b, stated, after, [])) and not self.says_answer(facts):
+            steps.append(Step(claims=tuple(facts), case=case))
+        return after
 
     def ending(self, m: np.ndarray, unused: list[int], case: tuple, close: bool, stated: Known) -> Step | None:
         """The step that ends a context, if one can: a clue killing a failing case, or the answer fixed (by the
