@@ -123,3 +123,19 @@ def test_the_measure_command_prints_a_row_per_family_and_level(capsys):
     assert main(["--measure", "--n", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| seating_")]
     assert len(rows) == len(deduction.KINDS) * 3
+
+
+LAYOUT_KINDS = ("seating_attributes", "seating_mixed_facing", "seating_parallel_rows", "seating_row_facing",
+                "seating_square", "seating_rectangle")
+
+
+@pytest.mark.parametrize("kind", LAYOUT_KINDS)
+def test_the_checker_reads_every_seating_family(kind):
+    """No writer for these families yet, but the checker proves (or refuses) their deductions already."""
+    rec = measure.records(kind, 1, 1, seed=27)[0]
+    key, wrong = rec["choices"][rec["answer"]], rec["choices"][(rec["answer"] + 1) % 4]
+    every = tuple(range(len(rec["puzzle"]["clues"])))
+    assert check(rec["puzzle"], [Step(uses=every, answer=key, text="all clues")]) == []
+    problems = check(rec["puzzle"], [Step(uses=every, answer=wrong, text="all clues")])
+    assert problems and problems[0].startswith(f"step 1 (all clues): concludes '{wrong}'"), problems
+    assert check(rec["puzzle"], [Step(uses=every[:1], answer=key, text="one clue")])  # one clue proves too little

@@ -111,9 +111,9 @@ def claims_text(puzzle: dict, claims: tuple) -> str:
     if whole:
         return whole
     blocks, rest = _blocks(puzzle, claims)
-    if puzzle["kind"] != "seating_linear":
-        return join(blocks + [fact_text(puzzle, f) for f in rest])
-    return join(_row_places(rest) + blocks + [fact_text(puzzle, f) for f in rest if f[0] != "pos"])
+    places = _row_places(rest) if puzzle["kind"] == "seating_linear" else []
+    parts = places + blocks + [fact_text(puzzle, f) for f in rest if not (places and f[0] == "pos")]
+    return "; ".join(parts) if blocks and len(parts) > 1 else join(parts)  # a block's own commas need ";"
 
 
 def _blocks(puzzle: dict, claims: tuple) -> tuple[list[str], list[tuple]]:
