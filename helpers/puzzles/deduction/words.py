@@ -26,6 +26,8 @@ def fact_text(puzzle: dict, fact: tuple) -> str:
         return f"not ({fact_text(puzzle, fact[1])})"
     if fact[0] == "or":
         return join([fact_text(puzzle, f) for f in fact[1:]], "or")
+    if puzzle["kind"] in CLASSIC and fact[0] == "gap" and fact[3] == 0:  # no one between: neighbours
+        return f"no one sits between {fact[1]} and {fact[2]}"
     if puzzle["kind"] in CLASSIC:
         return classic.render_clue(classic_clue(fact)).rstrip(".")
     return text.clue_variants(puzzle, list(fact))[0].rstrip(".")
@@ -42,9 +44,14 @@ def alternatives(texts: list[str]) -> str:
     same = 0
     while all(len(w) > same + 1 and w[same] == words[0][same] for w in words):
         same += 1
-    if same < 2:
-        return join(texts, "or")
-    return " ".join(words[0][:same]) + " " + join([" ".join(w[same:]) for w in words], "or")
+    if same >= 2:
+        return " ".join(words[0][:same]) + " " + join([" ".join(w[same:]) for w in words], "or")
+    tail = 0
+    while all(len(w) > tail + 1 and w[-1 - tail] == words[0][-1 - tail] for w in words):
+        tail += 1
+    if tail >= 3:  # "Clare, Kavita or Tunde sits immediately to Amara's left"
+        return join([" ".join(w[:-tail]) for w in words], "or") + " " + " ".join(words[0][-tail:])
+    return join(texts, "or")
 
 
 def cite(uses: tuple[int, ...]) -> str:

@@ -91,6 +91,18 @@ class Board:
             return ("opp", x, y)
         return ("left", x, y, o) if 2 * o < self.n else ("right", x, y, self.n - o)
 
+    def answer_fact(self, code: int) -> tuple:
+        """The fact "the answer is names[code]" in the question's terms ("Clare sits immediately to Amara's left")."""
+        q = self.model.puzzle["question"]
+        if q[0] == "who":
+            return ("opp", self.names[code], q[2]) if q[1] == "opp" else (q[1], self.names[code], q[2], q[3])
+        if q[0] == "at_pos":
+            return ("pos", self.names[code], q[1], q[2])
+        if q[0] == "count_between":
+            return ("gap", q[1], q[2], code)
+        x = self.people.index(q[1])
+        return self.rel_fact(x, self.people.index(q[2]), code) if q[2] else self.seat_fact(x, code)
+
     def named(self, c: int) -> list[int]:
         """The people clue c names."""
         return [self.people.index(x) for x in self.puzzle["clues"][c][1:] if x in self.people]
@@ -162,6 +174,19 @@ def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int
                         out.append((len(vals), c is None, c, [board.rel_fact(b, a, v) for v in vals],
                                     [case_mask & (off == v) for v in vals]))
     return sorted(out, key=lambda s: (s[0], s[1]))
+
+
+def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int]) -> list[tuple]:
+    """Case splits over the question's own answer (who sits there, how many between), once a clue is applied:
+    every answer but the key is then closed by the clue it breaks."""
+    out = []
+    for c in [None, *unused]:
+        mc = m & board.masks[c] if c is not None else m
+        vals = np.unique(board.codes[mc]).tolist()
+        if len(vals) > 1 and min(vals) >= 0:
+            out.append((len(vals), c is None, c, [board.answer_fact(v) for v in vals],
+                        [case_mask & (board.codes == v) for v in vals]))
+    return sorted(out, key=lambda s: (s[0], s[1]))[:1]
 
 
 class Writer:
@@ -246,8 +271,10 @@ class Writer:
         """The shortest of the tried case splits: the split step, then each case's steps (failing cases first);
         with the clues cited by then and the one surviving case's mask (None when several survive)."""
         best = None
-        options = _splits(self.board, self.board.mask(cited) & case_mask, case_mask, unused, stated)
-        for size, _, c, facts, masks in options[:TRIES[depth]]:
+        m = self.board.mask(cited) & case_mask
+        options = _answer_splits(self.board, m, case_mask, unused) + _splits(self.board, m, case_mask, unused,
+                                                                             stated)[:TRIES[depth]]
+        for size, _, c, facts, masks in options:
             try:
                 tried = self.cases(cited | ({c} if c is not None else set()), case, c, facts, masks, depth)
             except NoDeduction:
