@@ -164,7 +164,8 @@ def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
             body = "so that case fails" if step.closes and not step.uses else \
                 f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
         elif step.case and step.case != before:
-            body = f"If {fact_text(puzzle, step.case[-1])}: {body}"
+            lone = not step.uses and not step.closes  # a case's only say is what it fixes: "If X, Y"
+            body = f"If {fact_text(puzzle, step.case[-1])}{', ' if lone else ': '}{body}"
         elif step.case:
             body = f"then {body}"
         elif step.answer is not None and before and steps[len(out) - 1].answer is not None:
