@@ -17,7 +17,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
                      (how often a word is the key); kinship.parse: a blood-relation text read back),
                      puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
-                     the questions read), puzzles.deduction (deduction.steps, deduction.check, deduction.write,
+                     the questions read), puzzles.deduction (deduction.steps, deduction.checker, deduction.writer,
                      deduction.words, deduction.measure): the tournament's puzzle generators, each answer proven
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)

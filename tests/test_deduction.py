@@ -1,6 +1,7 @@
 """Deductions (helpers.puzzles.deduction): the checker refuses a wrong claim, a missed case, a case closed though
-possible, a claim made before its clue and a wrong conclusion, each naming its step; the writer's deductions of the
-classic seating kinds pass the checker, fit the 100-word limit or are counted as over it."""
+possible, a claim made before its clue and a wrong conclusion, each naming its step; the writer's deductions (the
+classic seating kinds and the round table with attributes) pass the checker, fit the 100-word limit or are counted
+as over it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from helpers.puzzles import deduction
 from helpers.puzzles.deduction import Step, check, write
 from helpers.puzzles.deduction import measure
+from helpers.puzzles.deduction import writer
 from helpers.puzzles.deduction.__main__ import main
 from helpers.puzzles.seating import classic
 
@@ -139,3 +141,28 @@ def test_the_checker_reads_every_seating_family(kind):
     problems = check(rec["puzzle"], [Step(uses=every, answer=wrong, text="all clues")])
     assert problems and problems[0].startswith(f"step 1 (all clues): concludes '{wrong}'"), problems
     assert check(rec["puzzle"], [Step(uses=every[:1], answer=key, text="one clue")])  # one clue proves too little
+
+
+def test_the_writer_says_which_puzzles_it_cannot_write():
+    with pytest.raises(deduction.NoDeduction, match="family_not_covered"):
+        write(dict(PUZZLE, kind="seating_parallel_rows"), "Eli")
+    rec = measure.records("seating_attributes", 1, 1, seed=27)[0]
+    assert check(rec["puzzle"], write(rec["puzzle"], rec["choices"][rec["answer"]])) == []
+    writer.MAX_WORLDS, was = 10, writer.MAX_WORLDS
+    try:
+        with pytest.raises(deduction.NoDeduction, match="too_big"):
+            write(rec["puzzle"], rec["choices"][rec["answer"]])
+    finally:
+        writer.MAX_WORLDS = was
+
+
+def test_a_table_with_attributes_is_told_seat_by_seat():
+    puzzle = {"kind": "seating_attributes", "people": ["Ana", "Ben", "Cy", "Dee"], "facing": {}, "half": False,
+              "groups": {"drink": ["tea", "milk", "soda", "cola"]},
+              "clues": [["left", "Ben", "Ana", 1], ["opp", "Cy", "Ana"], ["same", "Ana", "tea"],
+                        ["right", "milk", "tea", 1], ["same", "Cy", "soda"]],
+              "question": ["attr", "drink", "same", "Ben", 0]}
+    steps = write(puzzle, "cola")
+    text = measure.deduction_text(steps)
+    assert check(puzzle, steps) == [] and text.endswith("So Ben drinks cola."), text
+    assert "the milk drinker" in text and "clue 4" in text, text

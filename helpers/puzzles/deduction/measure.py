@@ -11,8 +11,8 @@ import time
 from typing import Callable
 
 from helpers.puzzles import catalogue
-from helpers.puzzles.deduction.check import check
-from helpers.puzzles.deduction.write import KINDS, NoDeduction, write
+from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
 
 LIMIT = catalogue.MAX_EXPLANATION_WORDS  # words an explanation may have (the tournament's rule)
 

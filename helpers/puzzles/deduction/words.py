@@ -4,7 +4,7 @@ sentence that cites its clues by number (clue 1 is the question's first clue sen
 
 from __future__ import annotations
 
-from helpers.puzzles.deduction.steps import CLASSIC, Step
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
 from helpers.puzzles.seating import classic, text
 
 
@@ -30,7 +30,8 @@ def fact_text(puzzle: dict, fact: tuple) -> str:
         return f"no one sits between {fact[1]} and {fact[2]}"
     if puzzle["kind"] in CLASSIC:
         return classic.render_clue(classic_clue(fact)).rstrip(".")
-    return text.clue_variants(puzzle, list(fact))[0].rstrip(".")
+    said = text.clue_variants(puzzle, list(fact))[0].rstrip(".")
+    return said[0].lower() + said[1:] if said.startswith("The ") and fact[1] not in puzzle["people"] else said
 
 
 def join(items: list[str], word: str = "and") -> str:
@@ -65,7 +66,8 @@ def answer_text(puzzle: dict, key: str) -> str:
     if puzzle["kind"] in CLASSIC:
         said = classic.answer_sentence(puzzle["question"], key).rstrip(".")
         return "no one" + said[len("No one"):] if said.startswith("No one") else said
-    return f"the answer is {key}"
+    fact = question_fact(puzzle, key)
+    return fact_text(puzzle, fact) if fact else f"the answer is {key}"
 
 
 def _cap(s: str) -> str:
@@ -73,30 +75,60 @@ def _cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
 
-def _position(puzzle: dict, fact: tuple) -> int | None:
-    """A classic placement fact's position: a row's seat from the left, or seats round to the anchor's left."""
+def tokens(puzzle: dict) -> list[str]:
+    """The puzzle's people, then its attribute values group by group (the order "same" facts name them in)."""
+    return list(puzzle["people"]) + [v for values in puzzle.get("groups", {}).values() for v in values]
+
+
+def noun(puzzle: dict, token: str) -> str:
+    """A token as a noun phrase: a person's name, "the tea drinker", "the Thai"."""
+    if token in puzzle["people"]:
+        return token
+    return text.GROUPS[text.group_of(puzzle, token)]["noun"].format(v=token)
+
+
+def question_fact(puzzle: dict, key: str) -> tuple | None:
+    """The fact that the key answers a "who" or "attr" question (in the shared solver's terms), else None."""
+    q = puzzle["question"]
+    if q[0] not in ("who", "attr") or q[-3] not in ("same", "opp", "left", "right"):
+        return None
+    rel, x, k = q[-3], q[-2], q[-1]
+    if rel == "same":
+        return ("same", *sorted((key, x), key=tokens(puzzle).index))
+    return ("opp", key, x) if rel == "opp" else (rel, key, x, k)
+
+
+def _placed(puzzle: dict, fact: tuple) -> tuple[str, int, str | None] | None:
+    """(token, position, reference) of a placement fact: a row's seat from the left (no reference), or seats round
+    to the reference's left; None for other facts."""
     n = len(puzzle["people"])
     if fact[0] == "pos":
-        return fact[3] - 1 if fact[2] == "west" else n - fact[3]
-    if puzzle["kind"] == "seating_circular" and fact[0] in ("left", "right", "opp"):
-        return {"left": lambda: fact[3], "right": lambda: n - fact[3], "opp": lambda: n // 2}[fact[0]]()
-    return None
+        return fact[1], fact[3] - 1 if fact[2] == "west" else n - fact[3], None
+    if puzzle["kind"] == "seating_linear":
+        return None
+    if fact[0] == "same":
+        return fact[2], 0, fact[1]
+    k = {"left": lambda: fact[3], "right": lambda: n - fact[3], "opp": lambda: n // 2}.get(fact[0])
+    return (fact[1], k(), fact[2]) if k else None
 
 
 def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
-    """ "the row, from the left, is A, B, C" (a round table: going left from the anchor) when the claims place
-    every person of a classic puzzle; else None."""
+    """ "the row, from the left, is A, B, C" (a round table: going left from the anchor, each person with their
+    attributes) when the claims place every token; else None."""
     people, n = puzzle["people"], len(puzzle["people"])
-    if puzzle["kind"] not in CLASSIC or len(claims) < n - 1:
+    places = [_placed(puzzle, f) for f in claims]
+    if puzzle["kind"] not in CLASSIC + WRITTEN or len(claims) < n - 1 or None in places:
         return None
-    at = {_position(puzzle, f): f[1] for f in claims}
-    if puzzle["kind"] == "seating_linear" and sorted(at) == list(range(n)):
-        return "the row, from the left, is " + join([at[k] for k in range(n)])
-    anchors = {f[2] for f in claims}
-    if len(anchors) == 1 and sorted(at) == list(range(1, n)):
-        anchor = anchors.pop()
-        return f"going left from {anchor}: " + join([anchor] + [at[k] for k in range(1, n)])
-    return None
+    refs = {r for _, _, r in places}
+    at: dict[int, list[str]] = {0: list(refs - {None})}
+    for token, k, _ in sorted(places, key=lambda p: tokens(puzzle).index(p[0])):
+        at.setdefault(k, []).append(token)
+    if sorted(at) != list(range(n)) or len(refs) != 1 or any(at[k][0] not in people for k in at):
+        return None
+    seat = [at[k][0] + (f" ({', '.join(at[k][1:])})" if len(at[k]) > 1 else "") for k in range(n)]
+    if puzzle["kind"] == "seating_linear":
+        return "the row, from the left, is " + join(seat)
+    return f"going left from {at[0][0]}: " + join(seat)
 
 
 def _row_places(claims: tuple) -> list[str]:
@@ -126,15 +158,16 @@ def claims_text(puzzle: dict, claims: tuple) -> str:
 def _blocks(puzzle: dict, claims: tuple) -> tuple[list[str], list[tuple]]:
     """Links from one person that seat 3+ people side by side, as "Q, G and E sit together, left to right" (a
     round table: "going left"); the other claims returned as they are."""
-    texts, rest, n = [], list(claims), len(puzzle["people"])
+    texts, rest = [], list(claims)
     for y in dict.fromkeys(f[2] for f in claims if f[0] in ("left", "right")):
         mine = [f for f in claims if f[0] in ("left", "right") and f[2] == y]
         at = {0: y} | {(f[3] if f[0] == "right" else -f[3]) * (-1 if puzzle["kind"] != "seating_linear" else 1): f[1]
                        for f in mine}
-        if len(mine) < 2 or sorted(at) != list(range(min(at), max(at) + 1)):
+        if len(mine) < 2 or len(at) != len(mine) + 1 or sorted(at) != list(range(min(at), max(at) + 1)):
             continue
         way = "left to right" if puzzle["kind"] == "seating_linear" else "going left"
-        texts.append(f"{join([at[k] for k in sorted(at)])} sit together, {way}")
+        names = [noun(puzzle, at[k]) for k in sorted(at)]
+        texts.append(f"{join(names)} sit together, {way}")
         rest = [f for f in rest if f not in mine]
     return texts, rest
 

@@ -1,12 +1,13 @@
-"""The deduction writer of the classic seating kinds (a row facing north, a round table): greedy, as a person
-solves one. Apply the clue that fixes most (a seat, or a link between two people), state what it fixes; when no
-clue fixes anything, split on the smallest open choice a clue leaves (a person's seat or a pair's order), close
-each failing case by the clue that kills it, state what the surviving case fixes, and conclude with the key.
+"""The deduction writer of the classic seating kinds (a row facing north, a round table) and of the round table
+with attributes: greedy, as a person solves one. Apply the clue that fixes most (a seat, or a link between two
+people or attribute values), state what it fixes; when no clue fixes anything, split on the smallest open choice a
+clue leaves (a token's seat, a pair's distance, the question's answer), close each failing case by the clue that
+kills it, state what the surviving case fixes, and conclude with the key.
 
 A row's seats are counted from its ends; a round table's from an anchor, the person most clues name ("Ben sits
-second to Ana's left"), as rotations are the same seating. Every seating is listed (7! = 5,040 at most), so a
-candidate step costs a few numpy masks; the checker (deduction.check) then proves the written steps independently.
-"""
+second to Ana's left"), as rotations are the same seating. Every seating is listed (7! = 5,040 for the classic
+kinds; at a table with attributes only the values a clue or the question names, at most MAX_WORLDS), so a candidate
+step costs a few numpy masks; the checker (deduction.checker) then proves the written steps independently."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from helpers.puzzles.deduction.steps import Step
-from helpers.puzzles.deduction.words import answer_text, claims_text, step_texts
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step, shared_puzzle
+from helpers.puzzles.deduction.words import answer_text, claims_text, question_fact, step_texts
 from helpers.puzzles.seating import classic
 from helpers.puzzles import csp
 from helpers.puzzles.seating.solver import Model
 
-KINDS = ("seating_linear", "seating_circular")  # the families the writer covers
+KINDS = CLASSIC + WRITTEN  # the families the writer covers
+MAX_WORLDS = 400_000  # seatings the board lists at most (a round table of five with two attribute sets: 345,600)
+SAMPLE = 256  # rows a pair's distance is tested on before all of them
 MAX_DEPTH = 2  # cases inside cases at most
 TRIES = {0: 6, 1: 2, 2: 1}  # splits simulated (shortest kept) at each depth
 MAX_STEPS = 40  # a context giving up after this many steps has found no deduction
@@ -40,20 +43,46 @@ class Known:
 
 
 class Board:
-    """Every seating of a classic puzzle, each clue's truth and the answer per seating, positions per person."""
+    """Every seating of a puzzle the writer covers, each clue's truth and the answer per seating, and each token's
+    position (a person's or an attribute value's seat: from a row's west end, or round from a table's anchor)."""
 
     def __init__(self, puzzle: dict) -> None:
-        """List the seatings, the clue masks and answer codes; positions from a row's west end or a table's anchor."""
+        """List the seatings (MAX_WORLDS at most, else NoDeduction "too_big"), clue masks and answer codes."""
+        if puzzle["kind"] not in KINDS:
+            raise NoDeduction("family_not_covered")
         self.puzzle, self.people = puzzle, list(puzzle["people"])
-        self.n, self.circular = len(self.people), puzzle["kind"] == "seating_circular"
-        self.model = Model(classic.shared(puzzle))
-        seats = classic.seatings(self.n, self.circular)
-        self.table = csp.Table(self.model.problem, [self.model.seat[p] for p in self.people], seats.astype(np.int16))
+        self.tokens = self.people + self._listed_values()
+        self.n, self.size = len(self.people), len(self.tokens)
+        self.circular = puzzle["kind"] != "seating_linear"
+        self.model = Model(shared_puzzle(puzzle))
+        seats = self._seatings()
+        self.table = csp.Table(self.model.problem, [self.model.seat[t] for t in self.tokens], seats.astype(np.int16))
         self.masks = [self.model.holds(c, self.table) for c in self.model.puzzle["clues"]]
         self.codes, self.names, _ = self.model.codes(self.table)
         self.anchor = self._anchor() if self.circular else None
         turn = -1 if puzzle.get("facing", "centre") == "out" else 1
         self.pos = (seats - seats[:, [self.anchor]]) * turn % self.n if self.circular else seats.astype(np.int16)
+
+    def _listed_values(self) -> list[str]:
+        """The attribute values a clue or the question names, and every value of the group the question asks
+        about; the others are free (no clue constrains them), so the board need not list them."""
+        q = self.puzzle.get("question") or []
+        named = {x for c in self.puzzle["clues"] for x in c[1:] if isinstance(x, str)} | set(map(str, q[1:]))
+        asked = self.puzzle["groups"].get(q[1], ()) if q and q[0] == "attr" else ()
+        return [v for values in self.puzzle.get("groups", {}).values() for v in values if v in named or v in asked]
+
+    def _seatings(self) -> np.ndarray:
+        """Every seating as rows seat_of[token]: the classic kinds' cached list, else the solver's (premises only)."""
+        if self.puzzle["kind"] in CLASSIC:
+            return classic.seatings(self.n, self.circular)
+        seat_vars = [self.model.seat[t] for t in self.tokens]
+        try:
+            table = csp.solve(self.model.problem, self.model.premises, keep=seat_vars, budget=8 * MAX_WORLDS)
+        except csp.TooBig:
+            raise NoDeduction("too_big") from None
+        if len(table.rows) > MAX_WORLDS:
+            raise NoDeduction("too_big")
+        return np.stack([table.col(v) for v in seat_vars], axis=1)
 
     def _anchor(self) -> int:
         """The person most clues name (a round table's seats are counted from them)."""
@@ -68,23 +97,32 @@ class Board:
         return out
 
     def known(self, m: np.ndarray) -> Known:
-        """What holds in every seating of mask m."""
+        """What holds in every seating of mask m (pairs tested on a sample of rows first: big tables stay quick)."""
         p = self.pos[m].astype(np.int16)
         lo, hi = p.min(0), p.max(0)
-        d = p[:, None, :] - p[:, :, None]
+        placed = {i: int(lo[i]) for i in range(self.size) if lo[i] == hi[i]}
+        sample = p[:SAMPLE]
+        d = sample[:, None, :] - sample[:, :, None]
         d = d % self.n if self.circular else d
-        return Known({i: int(lo[i]) for i in range(self.n) if lo[i] == hi[i]}, d.min(0) == d.max(0), d[0])
+        linked = d.min(0) == d.max(0)
+        for a, b in zip(*np.nonzero(linked & (len(p) > SAMPLE))):  # constant on the sample: test every row
+            off = (p[:, b] - p[:, a]) % self.n if self.circular else p[:, b] - p[:, a]
+            linked[a, b] = bool((off == d[0, a, b]).all())
+        return Known(placed, linked, d[0])
 
     def seat_fact(self, i: int, v: int) -> tuple:
-        """Person i at position v: from the nearer end of a row, or round from the anchor."""
+        """Token i at position v: from the nearer end of a row, or round from the anchor."""
         if self.circular:
             return self.rel_fact(i, self.anchor, v)
         side, k = ("west", v + 1) if v + 1 <= self.n - v else ("east", self.n - v)
-        return ("pos", self.people[i], side, k)
+        return ("pos", self.tokens[i], side, k)
 
     def rel_fact(self, b: int, a: int, o: int) -> tuple:
-        """Person b sits o positions round (or along) from person a: left/right, k seats, or opposite."""
-        x, y = self.people[b], self.people[a]
+        """Token b sits o positions round (or along) from token a: left/right, k seats, opposite, or the same seat
+        (an attribute of a person, or two attributes of one person)."""
+        x, y = self.tokens[b], self.tokens[a]
+        if o == 0:
+            return ("same", *sorted((y, x), key=self.tokens.index))
         if not self.circular:
             return ("right", x, y, o) if o > 0 else ("left", x, y, -o)
         if 2 * o == self.n:
@@ -94,18 +132,18 @@ class Board:
     def answer_fact(self, code: int) -> tuple:
         """The fact "the answer is names[code]" in the question's terms ("Clare sits immediately to Amara's left")."""
         q = self.model.puzzle["question"]
-        if q[0] == "who":
-            return ("opp", self.names[code], q[2]) if q[1] == "opp" else (q[1], self.names[code], q[2], q[3])
+        if q[0] in ("who", "attr"):
+            return question_fact(self.model.puzzle, self.names[code])
         if q[0] == "at_pos":
             return ("pos", self.names[code], q[1], q[2])
         if q[0] == "count_between":
             return ("gap", q[1], q[2], code)
-        x = self.people.index(q[1])
-        return self.rel_fact(x, self.people.index(q[2]), code) if q[2] else self.seat_fact(x, code)
+        x = self.tokens.index(q[1])
+        return self.rel_fact(x, self.tokens.index(q[2]), code) if q[2] else self.seat_fact(x, code)
 
     def named(self, c: int) -> list[int]:
-        """The people clue c names."""
-        return [self.people.index(x) for x in self.puzzle["clues"][c][1:] if x in self.people]
+        """The tokens clue c names."""
+        return [self.tokens.index(x) for x in self.puzzle["clues"][c][1:] if x in self.tokens]
 
     def answer_fixed(self, m: np.ndarray) -> bool:
         """Whether every seating of m gives the same answer."""
@@ -115,12 +153,12 @@ class Board:
 def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
     """The seats and links `after` fixes that `before` did not: newly placed people, then one link per merge of two
     linked groups (preferring pairs the clue names)."""
-    if len(after.placed) == board.n > len(before.placed):  # the whole seating: every place, in order
+    if len(after.placed) == board.size > len(before.placed):  # the whole seating: every place, in order
         return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
                 if i != board.anchor]
     facts = [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
              if i not in before.placed and i != board.anchor]
-    free = [i for i in range(board.n) if i not in after.placed]
+    free = [i for i in range(board.size) if i not in after.placed]
     done: set[int] = set()
     for a in free:
         if a in done:
@@ -158,7 +196,7 @@ def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int
         mc = m & board.masks[c] if c is not None else m
         if not mc.any():
             continue
-        who = board.named(c) if c is not None else [i for i in range(board.n) if i not in before.placed]
+        who = board.named(c) if c is not None else [i for i in range(board.size) if i not in before.placed]
         for i in who:
             vals = np.unique(board.pos[mc, i]).tolist()
             if i not in before.placed and len(vals) > 1:
