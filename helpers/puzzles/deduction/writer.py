@@ -156,8 +156,12 @@ def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> l
     if len(after.placed) == board.size > len(before.placed):  # the whole seating: every place, in order
         return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
                 if i != board.anchor]
+    def told(i: int) -> bool:
+        """An attribute value whose person was linked to it and is placed now (placing both says it twice)."""
+        return i >= board.n and any(before.linked[j, i] and after.placed.get(j) == after.placed[i]
+                                    for j in range(board.n))
     facts = [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
-             if i not in before.placed and i != board.anchor]
+             if i not in before.placed and i != board.anchor and not told(i)]
     free = [i for i in range(board.size) if i not in after.placed]
     done: set[int] = set()
     for a in free:
