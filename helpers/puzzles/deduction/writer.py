@@ -151,19 +151,24 @@ class Board:
 
 
 def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
-    """The seats and links `after` fixes that `before` did not: newly placed people, then one link per merge of two
-    linked groups (preferring pairs the clue names)."""
+    """The seats and links `after` fixes that `before` did not: newly placed tokens (every one, in seat order, once
+    all are placed), then one link per merge of two linked groups (preferring tokens the clue names)."""
     if len(after.placed) == board.size > len(before.placed):  # the whole seating: every place, in order
         return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
                 if i != board.anchor]
-    def told(i: int) -> bool:
-        """An attribute value whose person was linked to it and is placed now (placing both says it twice)."""
-        return i >= board.n and any(before.linked[j, i] and after.placed.get(j) == after.placed[i]
-                                    for j in range(board.n))
-    facts = [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
-             if i not in before.placed and i != board.anchor and not told(i)]
-    free = [i for i in range(board.size) if i not in after.placed]
-    done: set[int] = set()
+    return [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
+            if i not in before.placed and i != board.anchor and not _told(board, before, after, i)] + \
+        _links(board, before, after, prefer)
+
+
+def _told(board: Board, before: Known, after: Known, i: int) -> bool:
+    """An attribute value linked to a person placed with it now (placing both would say it twice)."""
+    return i >= board.n and any(before.linked[j, i] and after.placed.get(j) == after.placed[i] for j in range(board.n))
+
+
+def _links(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
+    """One link fact per merge of groups of unplaced tokens that sit fixed distances apart."""
+    free, done, facts = [i for i in range(board.size) if i not in after.placed], set(), []
     for a in free:
         if a in done:
             continue
@@ -171,11 +176,9 @@ def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> l
         done |= set(group)
         joined = [group[0]]
         for b in sorted(group[1:], key=lambda b: b not in prefer):
-            if any(before.linked[j, b] for j in joined):
-                joined.append(b)
-                continue
-            j = min(joined, key=lambda j: (j not in prefer, j))
-            facts.append(board.rel_fact(b, j, int(after.offset[j, b])))
+            if not any(before.linked[j, b] for j in joined):
+                j = min(joined, key=lambda j: (j not in prefer, j))
+                facts.append(board.rel_fact(b, j, int(after.offset[j, b])))
             joined.append(b)
     return facts
 
