@@ -246,10 +246,12 @@ class Writer:
         """The words of steps in text."""
         return sum(len(t.split()) for t in step_texts(self.board.puzzle, steps))
 
-    def run(self, cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int, close: bool) -> list[Step]:
-        """Steps from the clues cited so far to the case's end: closed (close=True) or the answer fixed."""
-        b, steps = self.board, []
-        stated = b.known(b.mask(cited) & case_mask)
+    def run(self, cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int, close: bool,
+            stated: Known | None = None, steps: list[Step] | None = None, look: bool = False) -> list[Step]:
+        """Steps (after `steps`, if given) from the clues cited so far to the case's end: closed (close=True) or the
+        answer fixed; with look, the first split is chosen by the length of everything after it."""
+        b, steps = self.board, list(steps or [])
+        stated = stated if stated is not None else b.known(b.mask(cited) & case_mask)
         while len(steps) < MAX_STEPS:
             m = b.mask(cited) & case_mask
             unused = [c for c in range(len(b.masks)) if c not in cited]
@@ -272,6 +274,8 @@ class Writer:
                 continue
             if depth >= MAX_DEPTH:
                 raise NoDeduction("too_deep")
+            if look:
+                return self.look_ahead(steps, cited, case, case_mask, unused, stated, depth, close)
             branch, after_cases, survivor = self.split(cited, case, case_mask, unused, stated, depth)
             steps += branch
             if survivor is None:
@@ -311,15 +315,47 @@ class Writer:
         said = claims_text(self.board.puzzle, tuple(facts)).lower()
         return said == answer_text(self.board.puzzle, self.key).lower()
 
+    def options(self, cited: frozenset, case_mask: np.ndarray, unused: list[int], stated: Known,
+                depth: int) -> list[tuple]:
+        """The splits tried at a depth: the question's own answer, and the smallest few others."""
+        m = self.board.mask(cited) & case_mask
+        return _answer_splits(self.board, m, case_mask, unused) + _splits(self.board, m, case_mask, unused,
+                                                                          stated)[:TRIES[depth]]
+
+    def look_ahead(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, unused: list[int],
+                   stated: Known, depth: int, close: bool) -> list[Step]:
+        """Steps, then the split whose cases and everything after them read shortest, and all of that."""
+        best = None
+        for _, _, c, facts, masks in self.options(cited, case_mask, unused, stated, depth):
+            try:
+                branch, after_cases, survivor = self.cases(cited | ({c} if c is not None else set()), case, c, facts,
+                                                           masks, depth)
+                whole = self.resume(steps + branch, cited, case, case_mask, depth, close, stated, after_cases,
+                                    survivor)
+            except NoDeduction:
+                continue
+            if best is None or self.words(whole) < self.words(best):
+                best = whole
+        if best is None:
+            raise NoDeduction("no_split")
+        return best
+
+    def resume(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int,
+               close: bool, stated: Known, after_cases: frozenset, survivor: np.ndarray | None) -> list[Step]:
+        """The context's steps so far (ending with a split's cases) and the rest of it, worked greedily."""
+        if survivor is None:
+            return self.run(after_cases, case, case_mask, depth, close, stated, steps)
+        split_step = next(s for s in reversed(steps) if s.split and s.case == case)
+        cited, case_mask, steps = cited | set(split_step.uses), case_mask & survivor, list(steps)
+        stated = self.survive(steps, cited, case, case_mask, stated)
+        return self.run(cited, case, case_mask, depth, close, stated, steps)
+
     def split(self, cited: frozenset, case: tuple, case_mask: np.ndarray, unused: list[int], stated: Known,
               depth: int) -> tuple[list[Step], frozenset, np.ndarray | None]:
         """The shortest of the tried case splits: the split step, then each case's steps (failing cases first);
         with the clues cited by then and the one surviving case's mask (None when several survive)."""
         best = None
-        m = self.board.mask(cited) & case_mask
-        options = _answer_splits(self.board, m, case_mask, unused) + _splits(self.board, m, case_mask, unused,
-                                                                             stated)[:TRIES[depth]]
-        for size, _, c, facts, masks in options:
+        for size, _, c, facts, masks in self.options(cited, case_mask, unused, stated, depth):
             try:
                 tried = self.cases(cited | ({c} if c is not None else set()), case, c, facts, masks, depth)
             except NoDeduction:
@@ -350,5 +386,5 @@ def write(puzzle: dict, key: str) -> list[Step]:
     """A deduction of a classic seating puzzle's key, each step in words (NoDeduction when none is found)."""
     board = Board(puzzle)
     writer = Writer(board, key)
-    steps = writer.run(frozenset(), (), np.ones(len(board.table.rows), dtype=bool), 0, close=False)
+    steps = writer.run(frozenset(), (), np.ones(len(board.table.rows), dtype=bool), 0, close=False, look=True)
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
