@@ -64,8 +64,3 @@ def fact_constraint(model: Model, fact: tuple) -> csp.Constraint:
         return csp.Constraint(vars_, either)
     return model.constraint(list(fact))
 
-
-def fact_mask(model: Model, fact: tuple, table: csp.Table) -> np.ndarray:
-    """A fact's truth in every row of a table that lists its variables."""
-    con = fact_constraint(model, fact)
-    return _truth(con, [table.col(v) for v in con.vars])
