@@ -17,7 +17,7 @@ from helpers.puzzles.seating import classic
 from helpers.puzzles.seating.solver import Model
 
 CLASSIC = ("seating_linear", "seating_circular")
-WRITTEN = ("seating_attributes",)  # the layouts families the writer covers too (deduction.writer)
+WRITTEN = ("seating_attributes", "seating_rectangle")  # the layouts families the writer covers too
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ def answer_text(puzzle: dict, key: str) -> str:
     if puzzle["kind"] in CLASSIC:
         said = classic.answer_sentence(puzzle["question"], key).rstrip(".")
         return "no one" + said[len("No one"):] if said.startswith("No one") else said
+    if puzzle["question"][0] == "statement":
+        return f"of the statements only \"{key}\" holds"
     fact = question_fact(puzzle, key)
     return fact_text(puzzle, fact) if fact else f"the answer is {key}"
 
@@ -116,6 +118,8 @@ def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
     """ "the row, from the left, is A, B, C" (a round table: going left from the anchor, each person with their
     attributes) when the claims place every token; else None."""
     people, n = puzzle["people"], len(puzzle["people"])
+    ends = {f[1] for f in claims if f[0] == "end"}
+    claims = tuple(f for f in claims if f[0] != "end")
     places = [_placed(puzzle, f) for f in claims]
     if puzzle["kind"] not in CLASSIC + WRITTEN or len(claims) < n - 1 or None in places:
         return None
@@ -125,7 +129,8 @@ def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
         at.setdefault(k, []).append(token)
     if sorted(at) != list(range(n)) or len(refs) != 1 or any(at[k][0] not in people for k in at):
         return None
-    seat = [at[k][0] + (f" ({', '.join(at[k][1:])})" if len(at[k]) > 1 else "") for k in range(n)]
+    marks = [at[k][1:] + (["an end"] if at[k][0] in ends else []) for k in range(n)]
+    seat = [at[k][0] + (f" ({', '.join(marks[k])})" if marks[k] else "") for k in range(n)]
     if puzzle["kind"] == "seating_linear":
         return "the row, from the left, is " + join(seat)
     return f"going left from {at[0][0]}: " + join(seat)
@@ -149,6 +154,11 @@ def claims_text(puzzle: dict, claims: tuple) -> str:
     whole = _whole_seating(puzzle, claims)
     if whole:
         return whole
+    ends = [f[1] for f in claims if f[0] == "end"]
+    if len(ends) == 2:  # a rectangle's two ends, said once
+        claims = tuple(f for f in claims if f[0] != "end")
+        said = claims_text(puzzle, claims) if claims else ""
+        return (said + "; " if said else "") + f"{ends[0]} and {ends[1]} sit at the two ends"
     blocks, rest = _blocks(puzzle, claims)
     places = _row_places(rest) if puzzle["kind"] == "seating_linear" else []
     parts = places + blocks + [fact_text(puzzle, f) for f in rest if not (places and f[0] == "pos")]

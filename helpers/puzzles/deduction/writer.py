@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step, shared_puzzle
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step, frozen, shared_puzzle
 from helpers.puzzles.deduction.words import answer_text, claims_text, question_fact, step_texts
 from helpers.puzzles.seating import classic
 from helpers.puzzles import csp
@@ -40,6 +40,7 @@ class Known:
     placed: dict  # person index -> position
     linked: np.ndarray  # [a, b]: b sits a fixed distance from a
     offset: np.ndarray  # [a, b]: that distance (position of b - position of a; mod n at a table)
+    ends: frozenset = frozenset()  # people at an end of a rectangular table in every seating
 
 
 class Board:
@@ -62,6 +63,8 @@ class Board:
         self.anchor = self._anchor() if self.circular else None
         turn = -1 if puzzle.get("facing", "centre") == "out" else 1
         self.pos = (seats - seats[:, [self.anchor]]) * turn % self.n if self.circular else seats.astype(np.int16)
+        self.rect = puzzle["kind"] == "seating_rectangle"  # straight across is a seat's, not a distance's: ends told
+        self.at_end = (seats[:, :self.n] % (self.n // 2) == 0) if self.rect else None
 
     def _listed_values(self) -> list[str]:
         """The attribute values a clue or the question names, and every value of the group the question asks
@@ -108,7 +111,8 @@ class Board:
         for a, b in zip(*np.nonzero(linked & (len(p) > SAMPLE))):  # constant on the sample: test every row
             off = (p[:, b] - p[:, a]) % self.n if self.circular else p[:, b] - p[:, a]
             linked[a, b] = bool((off == d[0, a, b]).all())
-        return Known(placed, linked, d[0])
+        ends = frozenset(np.nonzero(self.at_end[m].all(0))[0].tolist()) if self.rect else frozenset()
+        return Known(placed, linked, d[0], ends)
 
     def seat_fact(self, i: int, v: int) -> tuple:
         """Token i at position v: from the nearer end of a row, or round from the anchor."""
@@ -125,7 +129,7 @@ class Board:
             return ("same", *sorted((y, x), key=self.tokens.index))
         if not self.circular:
             return ("right", x, y, o) if o > 0 else ("left", x, y, -o)
-        if 2 * o == self.n:
+        if 2 * o == self.n and not self.rect:  # at a rectangle only the ends and seats n - i face each other
             return ("opp", x, y)
         return ("left", x, y, o) if 2 * o < self.n else ("right", x, y, self.n - o)
 
@@ -134,12 +138,18 @@ class Board:
         q = self.model.puzzle["question"]
         if q[0] in ("who", "attr"):
             return question_fact(self.model.puzzle, self.names[code])
+        if q[0] == "statement":
+            return frozen(q[1][code])
         if q[0] == "at_pos":
             return ("pos", self.names[code], q[1], q[2])
         if q[0] == "count_between":
             return ("gap", q[1], q[2], code)
         x = self.tokens.index(q[1])
         return self.rel_fact(x, self.tokens.index(q[2]), code) if q[2] else self.seat_fact(x, code)
+
+    def holds(self, fact: tuple) -> np.ndarray:
+        """A fact's truth in every seating."""
+        return self.model.holds(list(fact), self.table)
 
     def named(self, c: int) -> list[int]:
         """The tokens clue c names."""
@@ -155,10 +165,10 @@ def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> l
     all are placed), then one link per merge of two linked groups (preferring tokens the clue names)."""
     if len(after.placed) == board.size > len(before.placed):  # the whole seating: every place, in order
         return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
-                if i != board.anchor]
+                if i != board.anchor] + [("end", board.people[i]) for i in sorted(after.ends)]
     return [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
             if i not in before.placed and i != board.anchor and not _told(board, before, after, i)] + \
-        _links(board, before, after, prefer)
+        _links(board, before, after, prefer) + [("end", board.people[i]) for i in sorted(after.ends - before.ends)]
 
 
 def _told(board: Board, before: Known, after: Known, i: int) -> bool:
@@ -229,8 +239,8 @@ def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: l
         mc = m & board.masks[c] if c is not None else m
         vals = np.unique(board.codes[mc]).tolist()
         if len(vals) > 1 and min(vals) >= 0:
-            out.append((len(vals), c is None, c, [board.answer_fact(v) for v in vals],
-                        [case_mask & (board.codes == v) for v in vals]))
+            facts = [board.answer_fact(v) for v in vals]  # a case is its fact (a statement may hold beside another)
+            out.append((len(vals), c is None, c, facts, [case_mask & board.holds(f) for f in facts]))
     return sorted(out, key=lambda s: (s[0], s[1]))[:1]
 
 
@@ -272,6 +282,17 @@ class Writer:
                 steps.append(Step(uses=(best,), claims=tuple(new_facts(b, stated, after, b.named(best))), case=case))
                 cited, stated = cited | {best}, after
                 continue
+            kill = [(x, y) for i, x in enumerate(unused) for y in unused[i + 1:]
+                    if close and not (m & b.masks[x] & b.masks[y]).any()]
+            if kill:  # "clues 2 and 4 cannot both hold"
+                return steps + [Step(uses=kill[0], case=case, closes=True)]
+            pair = self.pair(m, unused, stated)  # two clues that fix something together ("By clues 1 and 3, ...")
+            if pair:
+                after = b.known(m & b.masks[pair[0]] & b.masks[pair[1]])
+                steps.append(Step(uses=pair, claims=tuple(new_facts(b, stated, after, b.named(pair[0]) +
+                                                                    b.named(pair[1]))), case=case))
+                cited, stated = cited | set(pair), after
+                continue
             if depth >= MAX_DEPTH:
                 raise NoDeduction("too_deep")
             if look:
@@ -293,6 +314,14 @@ class Writer:
         if (facts := new_facts(b, stated, after, [])) and not self.says_answer(facts):
             steps.append(Step(claims=tuple(facts), case=case))
         return after
+
+    def pair(self, m: np.ndarray, unused: list[int], stated: Known) -> tuple[int, int] | None:
+        """The two unused clues that together fix most (when no single clue fixes anything), or None."""
+        b = self.board
+        scored = [(_gain(b, stated, m & b.masks[x] & b.masks[y]), -x, -y) for i, x in enumerate(unused)
+                  for y in unused[i + 1:] if (m & b.masks[x] & b.masks[y]).any()]
+        best = max(scored, default=(0, 0, 0))
+        return (-best[1], -best[2]) if best[0] > 0 else None
 
     def ending(self, m: np.ndarray, unused: list[int], case: tuple, close: bool, stated: Known) -> Step | None:
         """The step that ends a context, if one can: a clue killing a failing case, or the answer fixed (by the
