@@ -1,0 +1,83 @@
+"""How long the written deductions are: per family and level, puzzles built by the catalogue, each deduction
+written, checked, and its words counted against the tournament's 100-word explanation limit (and its tokens, when
+a tokenizer is given). A puzzle with no checked deduction within the limit is counted by reason, not used.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from typing import Callable
+
+from helpers.puzzles import catalogue
+from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
+
+LIMIT = catalogue.MAX_EXPLANATION_WORDS  # words an explanation may have (the tournament's rule)
+
+
+def deduction_text(steps: list) -> str:
+    """A deduction's steps as one text."""
+    return " ".join(s.text for s in steps)
+
+
+def verdict(puzzle: dict, key: str) -> tuple[str, str]:
+    """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none."""
+    try:
+        steps = write(puzzle, key)
+    except NoDeduction as exc:
+        return f"no_deduction:{exc}", ""
+    text = deduction_text(steps)
+    if check(puzzle, steps, key):
+        return "failed_check", text
+    return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text
+
+
+def records(kind: str, level: int, n: int, seed: int) -> list[dict]:
+    """n catalogue records of a family and level (deterministic for the seed)."""
+    rng = random.Random(f"deduction:{seed}:{kind}:{level}")
+    return [catalogue.make_puzzle(kind, level, i % 4, rng, {}, id=f"{kind}-{i}") for i in range(n)]
+
+
+def measure_one(kind: str, level: int, n: int, seed: int, tokens: Callable[[str], int] | None = None) -> dict:
+    """Outcome counts, word (and token) lengths and time to write and check a deduction, for one family and
+    level."""
+    counts: dict[str, int] = {}
+    words, toks, spent = [], [], 0.0
+    for rec in records(kind, level, n, seed):
+        start = time.perf_counter()
+        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+        spent += time.perf_counter() - start
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if text:
+            words.append(len(text.split()))
+            toks += [tokens(text)] if tokens else []
+    return {"kind": kind, "level": level, "puzzles": n, "counts": counts, "words": words, "tokens": toks,
+            "seconds": spent / max(n, 1)}
+
+
+def summary_row(row: dict) -> str:
+    """One markdown table row: family, level, puzzles, median/p90/max words (tokens), share over the limit."""
+    w = sorted(row["words"]) or [0]
+    p90 = w[min(len(w) - 1, int(0.9 * len(w)))]
+    over = row["counts"].get("over_budget", 0)
+    other = {k: v for k, v in row["counts"].items() if k not in ("ok", "over_budget")}
+    tok = f" | {statistics.median(row['tokens']):.0f} / {max(row['tokens'])}" if row["tokens"] else ""
+    return (f"| {row['kind']} | {row['level']} | {row['puzzles']} | {statistics.median(w):.0f} / {p90} / {w[-1]}"
+            f"{tok} | {over} ({over / row['puzzles']:.1%}) | {other or '-'} | {1000 * row['seconds']:.0f} |")
+
+
+def table(rows: list[dict]) -> str:
+    """The measured rows as a markdown table."""
+    tok = " | tokens median / max" if any(r["tokens"] for r in rows) else ""
+    head = (f"| family | level | puzzles | words median / p90 / max{tok} | over {LIMIT} words | other outcomes "
+            f"| ms to write and check |")
+    rule = "|" + "---|" * (head.count("|") - 1)
+    return "\n".join([head, rule, *map(summary_row, rows)])
+
+
+def measure(n: int, seed: int = 0, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = catalogue.LEVELS,
+            tokens: Callable[[str], int] | None = None) -> list[dict]:
+    """measure_one for every family and level the writer covers."""
+    return [measure_one(k, lv, n, seed, tokens) for k in kinds for lv in levels]

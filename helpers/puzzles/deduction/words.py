@@ -1,0 +1,218 @@
+"""A deduction in words: each fact in the puzzle's own phrasing (the kit's clue sentences) and each step as a
+sentence that cites its clues by number (clue 1 is the question's first clue sentence).
+"""
+
+from __future__ import annotations
+
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
+from helpers.puzzles.seating import classic, text
+
+
+def classic_clue(fact: tuple) -> list:
+    """A shared-solver fact as a classic kind's clue (the words classic.render_clue knows)."""
+    kind, args = fact[0], list(fact[1:])
+    if kind == "pos":
+        return ["pos" if args[1] == "west" else "pos_right", args[0], args[2]]
+    if kind in ("left", "right"):
+        return [f"{kind}_adj", *args[:2]] if args[2] == 1 else [f"kth_{kind}", *args]
+    if kind == "opp":
+        return ["opposite", *args]
+    return [kind, *args]
+
+
+def fact_text(puzzle: dict, fact: tuple) -> str:
+    """A fact as a clause in the puzzle's words ("Ben sits second from the left")."""
+    if fact[0] == "not":
+        return f"not ({fact_text(puzzle, fact[1])})"
+    if fact[0] == "or":
+        return join([fact_text(puzzle, f) for f in fact[1:]], "or")
+    if puzzle["kind"] in CLASSIC and fact[0] == "gap" and fact[3] == 0:  # no one between: neighbours
+        return f"no one sits between {fact[1]} and {fact[2]}"
+    if puzzle["kind"] in CLASSIC:
+        return classic.render_clue(classic_clue(fact)).rstrip(".")
+    said = text.clue_variants(puzzle, list(fact))[0].rstrip(".")
+    return said[0].lower() + said[1:] if said.startswith("The ") and fact[1] not in puzzle["people"] else said
+
+
+def join(items: list[str], word: str = "and") -> str:
+    """ "A", "A and B", "A, B and C" (or "or")."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {word} " + items[-1]
+
+
+def alternatives(texts: list[str]) -> str:
+    """ "A or B" with the words they share said once: "Q sits immediately to P's left or right"."""
+    words = [t.split() for t in texts]
+    same = 0
+    while all(len(w) > same + 1 and w[same] == words[0][same] for w in words):
+        same += 1
+    if same >= 2:
+        return " ".join(words[0][:same]) + " " + join([" ".join(w[same:]) for w in words], "or")
+    tail = 0
+    while all(len(w) > tail + 1 and w[-1 - tail] == words[0][-1 - tail] for w in words):
+        tail += 1
+    if tail >= 3:  # "Clare, Kavita or Tunde sits immediately to Amara's left"
+        return join([" ".join(w[:-tail]) for w in words], "or") + " " + " ".join(words[0][-tail:])
+    return join(texts, "or")
+
+
+def cite(uses: tuple[int, ...]) -> str:
+    """ "clue 3", "clues 2 and 4"."""
+    nums = [str(u + 1) for u in sorted(uses)]
+    return f"clue{'s' if len(nums) > 1 else ''} {join(nums)}"
+
+
+def answer_text(puzzle: dict, key: str) -> str:
+    """The key as a clause in the question's words."""
+    if puzzle["kind"] in CLASSIC:
+        said = classic.answer_sentence(puzzle["question"], key).rstrip(".")
+        return "no one" + said[len("No one"):] if said.startswith("No one") else said
+    if puzzle["question"][0] == "statement":
+        return f"of the statements only \"{key}\" holds"
+    fact = question_fact(puzzle, key)
+    return fact_text(puzzle, fact) if fact else f"the answer is {key}"
+
+
+def _cap(s: str) -> str:
+    """The text with a capital first letter."""
+    return s[:1].upper() + s[1:]
+
+
+def tokens(puzzle: dict) -> list[str]:
+    """The puzzle's people, then its attribute values group by group (the order "same" facts name them in)."""
+    return list(puzzle["people"]) + [v for values in puzzle.get("groups", {}).values() for v in values]
+
+
+def noun(puzzle: dict, token: str) -> str:
+    """A token as a noun phrase: a person's name, "the tea drinker", "the Thai"."""
+    if token in puzzle["people"]:
+        return token
+    return text.GROUPS[text.group_of(puzzle, token)]["noun"].format(v=token)
+
+
+def question_fact(puzzle: dict, key: str) -> tuple | None:
+    """The fact that the key answers a "who" or "attr" question (in the shared solver's terms), else None."""
+    q = puzzle["question"]
+    if q[0] not in ("who", "attr") or q[-3] not in ("same", "opp", "left", "right"):
+        return None
+    rel, x, k = q[-3], q[-2], q[-1]
+    if rel == "same":
+        return ("same", *sorted((key, x), key=tokens(puzzle).index))
+    return ("opp", key, x) if rel == "opp" else (rel, key, x, k)
+
+
+def _placed(puzzle: dict, fact: tuple) -> tuple[str, int, str | None] | None:
+    """(token, position, reference) of a placement fact: a row's seat from the left (no reference), or seats round
+    to the reference's left; None for other facts."""
+    n = len(puzzle["people"])
+    if fact[0] == "pos":
+        return fact[1], fact[3] - 1 if fact[2] == "west" else n - fact[3], None
+    if puzzle["kind"] == "seating_linear":
+        return None
+    if fact[0] == "same":
+        return fact[2], 0, fact[1]
+    k = {"left": lambda: fact[3], "right": lambda: n - fact[3], "opp": lambda: n // 2}.get(fact[0])
+    return (fact[1], k(), fact[2]) if k else None
+
+
+def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
+    """ "the row, from the left, is A, B, C" (a round table: going left from the anchor, each person with their
+    attributes) when the claims place every token; else None."""
+    people, n = puzzle["people"], len(puzzle["people"])
+    ends = {f[1] for f in claims if f[0] == "end"}
+    claims = tuple(f for f in claims if f[0] != "end")
+    places = [_placed(puzzle, f) for f in claims]
+    if puzzle["kind"] not in CLASSIC + WRITTEN or len(claims) < n - 1 or None in places:
+        return None
+    refs = {r for _, _, r in places}
+    at: dict[int, list[str]] = {0: list(refs - {None})}
+    for token, k, _ in sorted(places, key=lambda p: tokens(puzzle).index(p[0])):
+        at.setdefault(k, []).append(token)
+    if sorted(at) != list(range(n)) or len(refs) != 1 or any(at[k][0] not in people for k in at):
+        return None
+    marks = [at[k][1:] + (["an end"] if at[k][0] in ends else []) for k in range(n)]
+    seat = [at[k][0] + (f" ({', '.join(marks[k])})" if marks[k] else "") for k in range(n)]
+    if puzzle["kind"] == "seating_linear":
+        return "the row, from the left, is " + join(seat)
+    return f"going left from {at[0][0]}: " + join(seat)
+
+
+def _row_places(claims: tuple) -> list[str]:
+    """A row's placements grouped by end: "Ana sits at the left end", "Ben sits second and Cy third from the left"."""
+    out = []
+    for side, word in (("west", "left"), ("east", "right")):
+        mine = sorted((f[3], f[1]) for f in claims if f[0] == "pos" and f[2] == side)
+        out += [f"{x} sits at the {word} end" for k, x in mine if k == 1]
+        rest = [f"{x} {classic.ORDINALS[k - 1]}" for k, x in mine if k > 1]
+        if rest:
+            out.append(f"{rest[0].replace(' ', ' sits ', 1)}" + (", " if len(rest) > 2 else "")
+                       + ", ".join(rest[1:-1]) + (f" and {rest[-1]}" if len(rest) > 1 else "") + f" from the {word}")
+    return out
+
+
+def claims_text(puzzle: dict, claims: tuple) -> str:
+    """A step's claims as one clause: a whole seating as its order, a row's placements grouped by end."""
+    whole = _whole_seating(puzzle, claims)
+    if whole:
+        return whole
+    ends = [f[1] for f in claims if f[0] == "end"]
+    if len(ends) == 2:  # a rectangle's two ends, said once
+        claims = tuple(f for f in claims if f[0] != "end")
+        said = claims_text(puzzle, claims) if claims else ""
+        return (said + "; " if said else "") + f"{ends[0]} and {ends[1]} sit at the two ends"
+    blocks, rest = _blocks(puzzle, claims)
+    places = _row_places(rest) if puzzle["kind"] == "seating_linear" else []
+    parts = places + blocks + [fact_text(puzzle, f) for f in rest if not (places and f[0] == "pos")]
+    return "; ".join(parts) if blocks and len(parts) > 1 else join(parts)  # a block's own commas need ";"
+
+
+def _blocks(puzzle: dict, claims: tuple) -> tuple[list[str], list[tuple]]:
+    """Links from one person that seat 3+ people side by side, as "Q, G and E sit together, left to right" (a
+    round table: "going left"); the other claims returned as they are."""
+    texts, rest = [], list(claims)
+    for y in dict.fromkeys(f[2] for f in claims if f[0] in ("left", "right")):
+        mine = [f for f in claims if f[0] in ("left", "right") and f[2] == y]
+        at = {0: y} | {(f[3] if f[0] == "right" else -f[3]) * (-1 if puzzle["kind"] != "seating_linear" else 1): f[1]
+                       for f in mine}
+        if len(mine) < 2 or len(at) != len(mine) + 1 or sorted(at) != list(range(min(at), max(at) + 1)):
+            continue
+        way = "left to right" if puzzle["kind"] == "seating_linear" else "going left"
+        names = [noun(puzzle, at[k]) for k in sorted(at)]
+        texts.append(f"{join(names)} sit together, {way}")
+        rest = [f for f in rest if f not in mine]
+    return texts, rest
+
+
+def _body(puzzle: dict, step: Step) -> str:
+    """What a step says, without its case's "If ..." opening."""
+    by = f"by {cite(step.uses)}, " if step.uses else ""
+    if step.split:
+        return (by or "so ") + alternatives([fact_text(puzzle, f) for f in step.split])
+    if step.closes:
+        if len(step.uses) > 1:
+            return f"{cite(step.uses)} cannot {'both' if len(step.uses) == 2 else 'all'} hold"
+        return f"{cite(step.uses)} fails" if step.uses else "no seating is left"
+    if step.answer is not None:
+        return by + answer_text(puzzle, step.answer) if step.uses or step.case else "so " + answer_text(
+            puzzle, step.answer)
+    said = claims_text(puzzle, step.claims)
+    return by + said if step.uses or step.case else "so " + said
+
+
+def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
+    """Each step as a sentence; the first step inside a case opens with "If <case>:"."""
+    out, before = [], ()
+    for step in steps:
+        body = _body(puzzle, step)
+        if step.case and len(step.case) < len(before) and before[:len(step.case)] == step.case:
+            body = "so that case fails" if step.closes and not step.uses else \
+                f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
+        elif step.case and step.case != before:
+            lone = not step.uses and not step.closes  # a case's only say is what it fixes: "If X, Y"
+            body = f"If {fact_text(puzzle, step.case[-1])}{', ' if lone else ': '}{body}"
+        elif step.case:
+            body = f"then {body}"
+        elif step.answer is not None and before and steps[len(out) - 1].answer is not None:
+            body = "either way, " + answer_text(puzzle, step.answer)
+        out.append(_cap(body) + ".")
+        before = step.case
+    return out

@@ -1,0 +1,168 @@
+"""Deductions (helpers.puzzles.deduction): the checker refuses a wrong claim, a missed case, a case closed though
+possible, a claim made before its clue and a wrong conclusion, each naming its step; the writer's deductions (the
+classic seating kinds and the round table with attributes) pass the checker, fit the 100-word limit or are counted
+as over it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from helpers.puzzles import deduction
+from helpers.puzzles.deduction import Step, check, write
+from helpers.puzzles.deduction import measure
+from helpers.puzzles.deduction import writer
+from helpers.puzzles.deduction.__main__ import main
+from helpers.puzzles.seating import classic
+
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
+# A row of five: Ana at the left end, Ben her right neighbour, Cy at an end, Dee Cy's left neighbour -> Eli third.
+PUZZLE = {"kind": "seating_linear", "people": ["Ana", "Ben", "Cy", "Dee", "Eli"], "facing": "centre",
+          "clues": [["pos", "Ana", 1], ["right_adj", "Ben", "Ana"], ["end", "Cy"], ["left_adj", "Dee", "Cy"]],
+          "question": ["at", 3]}
+CY_LEFT, CY_RIGHT = ("pos", "Cy", "west", 1), ("pos", "Cy", "east", 1)
+GOOD = [
+    Step(uses=(2,), split=(CY_LEFT, CY_RIGHT), text="Cy sits at the left or the right end"),
+    Step(uses=(0,), case=(CY_LEFT,), closes=True, text="if Cy is at the left end, clue 1 fails"),
+    Step(claims=(CY_RIGHT,), text="so Cy sits at the right end"),
+    Step(uses=(1,), claims=(("pos", "Ben", "west", 2),), text="Ben sits second from the left"),
+    Step(uses=(3,), claims=(("pos", "Dee", "east", 2), ("pos", "Eli", "west", 3)), text="Dee second from the right"),
+    Step(answer="Eli", text="so Eli sits third from the left"),
+]
+
+
+def _named(problems: list[str], step: int, words: str) -> bool:
+    """Whether some problem names the step (its number and text) and says `words`."""
+    text = GOOD[step - 1].text
+    return any(p.startswith(f"step {step} ({text})") and words in p for p in problems)
+
+
+def test_the_crafted_deduction_is_proven_and_its_key_is_the_solvers():
+    assert classic.possible_answers(PUZZLE) == {"Eli"} and deduction.key_of(PUZZLE) == "Eli"
+    assert check(PUZZLE, GOOD) == []
+
+
+def test_a_wrong_claim_is_refused_with_its_step_named():
+    bad = GOOD[:4] + [replace(GOOD[4], claims=(("pos", "Eli", "east", 2),))] + GOOD[5:]
+    problems = check(PUZZLE, bad)
+    assert _named(problems, 5, "claims 'Eli sits second from the right'"), problems
+
+
+def test_a_claim_made_before_the_clue_it_needs_is_refused():
+    early = GOOD[:3] + [replace(GOOD[3], claims=GOOD[3].claims + GOOD[4].claims)] + GOOD[4:]
+    problems = check(PUZZLE, early)
+    assert _named(problems, 4, "claims 'Dee sits second from the right'"), problems
+    assert len(problems) == 2 and _named(problems, 4, "claims 'Eli sits third from the left'")  # step 5's hold
+
+
+def test_a_split_that_misses_a_case_is_refused():
+    problems = check(PUZZLE, [replace(GOOD[0], split=(CY_RIGHT,))] + GOOD[1:])
+    assert _named(problems, 1, "misses a case"), problems
+    assert _named(problems, 2, "works inside a case no earlier step opened"), problems
+
+
+def test_closing_a_case_that_is_not_impossible_is_refused():
+    problems = check(PUZZLE, GOOD[:1] + [replace(GOOD[1], uses=())] + GOOD[2:])
+    assert _named(problems, 2, "closes a case that is not impossible"), problems
+
+
+def test_a_wrong_conclusion_is_refused():
+    problems = check(PUZZLE, GOOD[:5] + [replace(GOOD[5], answer="Dee")])
+    assert _named(problems, 6, "concludes 'Dee'"), problems
+    assert check(PUZZLE, GOOD[:5]) == ["the last step does not conclude the key for the whole puzzle"]
+    assert any("not the key 'Ben'" in p for p in check(PUZZLE, GOOD, key="Ben"))
+
+
+def test_the_writer_explains_the_crafted_puzzle_case_by_case():
+    steps = write(PUZZLE, "Eli")
+    text = measure.deduction_text(steps)
+    assert check(PUZZLE, steps) == [] and steps[-1].answer == "Eli"
+    assert text.endswith("So Eli sits third from the left.") and "clue 1" in text and "Cy" in text, text
+    assert len(text.split()) <= measure.LIMIT
+
+
+PER_COMBO = 8  # catalogue puzzles per family x level (~50 ms each at level 3 on one core)
+
+
+@pytest.mark.parametrize("kind", deduction.KINDS)
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_written_deductions_pass_the_checker_and_fit_or_are_counted(kind, level):
+    outcomes = []
+    for rec in measure.records(kind, level, PER_COMBO, seed=27):
+        outcome, text = measure.verdict(rec["puzzle"], rec["choices"][rec["answer"]])  # written, then checked
+        if outcome in ("ok", "over_budget"):
+            assert outcome == ("ok" if len(text.split()) <= measure.LIMIT else "over_budget")
+        outcomes.append(outcome)
+    assert "failed_check" not in outcomes, outcomes
+    assert outcomes.count("ok") >= PER_COMBO // 4, outcomes  # non-empty: a rectangle of ten is too big to list
+
+
+def test_dropping_a_written_case_is_refused_with_the_split_named():
+    dropped = 0
+    recs = measure.records("seating_linear", 3, 40, seed=27) + measure.records("seating_rectangle", 2, 40, seed=27)
+    for rec in recs:
+        key = rec["choices"][rec["answer"]]
+        steps = write(rec["puzzle"], key)
+        at = next((i for i, s in enumerate(steps) if len(s.split) > 1), None)
+        if at is None:
+            continue
+        cut = steps[:at] + [replace(steps[at], split=steps[at].split[1:])] + steps[at + 1:]
+        assert any(p.startswith(f"step {at + 1} ({steps[at].text})") and "misses a case" in p
+                   for p in check(rec["puzzle"], cut, key))
+        dropped += 1
+    assert dropped >= 3  # most steps fix something; some puzzles still need cases
+
+
+def test_the_measure_counts_over_budget_puzzles(monkeypatch):
+    assert measure.verdict(PUZZLE, "Eli")[0] == "ok"
+    monkeypatch.setattr(measure, "LIMIT", 10)
+    assert measure.verdict(PUZZLE, "Eli")[0] == "over_budget"
+
+
+def test_the_measure_command_prints_a_row_per_family_and_level(capsys):
+    assert main(["--measure", "--n", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| seating_")]
+    assert len(rows) == len(deduction.KINDS) * 3
+
+
+LAYOUT_KINDS = ("seating_attributes", "seating_mixed_facing", "seating_parallel_rows", "seating_row_facing",
+                "seating_square", "seating_rectangle")
+
+
+@pytest.mark.parametrize("kind", LAYOUT_KINDS)
+def test_the_checker_reads_every_seating_family(kind):
+    """No writer for these families yet, but the checker proves (or refuses) their deductions already."""
+    rec = measure.records(kind, 1, 1, seed=27)[0]
+    key, wrong = rec["choices"][rec["answer"]], rec["choices"][(rec["answer"] + 1) % 4]
+    every = tuple(range(len(rec["puzzle"]["clues"])))
+    assert check(rec["puzzle"], [Step(uses=every, answer=key, text="all clues")]) == []
+    problems = check(rec["puzzle"], [Step(uses=every, answer=wrong, text="all clues")])
+    assert problems and problems[0].startswith(f"step 1 (all clues): concludes '{wrong}'"), problems
+    assert check(rec["puzzle"], [Step(uses=every[:1], answer=key, text="one clue")])  # one clue proves too little
+
+
+def test_the_writer_says_which_puzzles_it_cannot_write():
+    with pytest.raises(deduction.NoDeduction, match="family_not_covered"):
+        write(dict(PUZZLE, kind="seating_parallel_rows"), "Eli")
+    rec = measure.records("seating_attributes", 1, 1, seed=27)[0]
+    assert check(rec["puzzle"], write(rec["puzzle"], rec["choices"][rec["answer"]])) == []
+    writer.MAX_WORLDS, was = 10, writer.MAX_WORLDS
+    try:
+        with pytest.raises(deduction.NoDeduction, match="too_big"):
+            write(rec["puzzle"], rec["choices"][rec["answer"]])
+    finally:
+        writer.MAX_WORLDS = was
+
+
+def test_a_table_with_attributes_is_told_seat_by_seat():
+    puzzle = {"kind": "seating_attributes", "people": ["Ana", "Ben", "Cy", "Dee"], "facing": {}, "half": False,
+              "groups": {"drink": ["tea", "milk", "soda", "cola"]},
+              "clues": [["left", "Ben", "Ana", 1], ["opp", "Cy", "Ana"], ["same", "Ana", "tea"],
+                        ["right", "milk", "tea", 1], ["same", "Cy", "soda"]],
+              "question": ["attr", "drink", "same", "Ben", 0]}
+    steps = write(puzzle, "cola")
+    text = measure.deduction_text(steps)
+    assert check(puzzle, steps) == [] and text.endswith("So Ben drinks cola."), text
+    assert "the milk drinker" in text and "clue 4" in text, text
