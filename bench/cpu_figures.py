@@ -23,21 +23,12 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import config, io  # noqa: E402
+from helpers import config, io, pipeline  # noqa: E402
+from helpers.report.sections import pct  # noqa: E402
 from helpers.layout import RunLayout  # noqa: E402
 
 METHODS = {"lora": "LoRA", "rslora": "rsLoRA", "dora": "DoRA"}
-ADAPTERS = ("model1_lora", "model2_rslora", "model3_dora")
-
-
-def pct(x: float) -> str:
-    """0.279 -> '27.9%'."""
-    return f"{100 * x:.1f}%"
-
-
-def whole_pct(x: float) -> str:
-    """0.54 -> '54%'."""
-    return f"{100 * x:.0f}%"
+ADAPTERS = tuple(config.load_profile("cpu").models)  # the profile's adapters, in order
 
 
 def run_folder(arg: str) -> Path:
@@ -47,10 +38,8 @@ def run_folder(arg: str) -> Path:
 
 
 def why_not_current(lay: RunLayout) -> str | None:
-    """Why the run is not a complete run of the plain cpu profile by this code and these packages
-    (helpers.pipeline.why_not_current); None when it is, so its figures are this kit's."""
-    from helpers.pipeline import why_not_current as why_not
-    return why_not(lay.root, "cpu")
+    """Why the run is not a complete plain cpu run of this code (None when it is, so its figures are this kit's)."""
+    return pipeline.why_not_current(lay.root, "cpu")
 
 
 def member_label(lay: RunLayout, name: str) -> str:
@@ -66,8 +55,8 @@ def member_label(lay: RunLayout, name: str) -> str:
 
 def favourite(fav: dict, with_key: bool) -> str:
     """'B on 54% (key 26%)' (the key's share only on the first row, as the page prints it)."""
-    key = f" (key {whole_pct(fav['key_share'])})" if with_key and fav.get("key_share") is not None else ""
-    return f"{fav['letter']} on {whole_pct(fav['share'])}{key}"
+    key = f" (key {pct(fav['key_share'], 0)})" if with_key and fav.get("key_share") is not None else ""
+    return f"{fav['letter']} on {pct(fav['share'], 0)}{key}"
 
 
 def generate_mode(cmp: dict | None, name: str) -> str:
@@ -75,9 +64,9 @@ def generate_mode(cmp: dict | None, name: str) -> str:
     if not cmp:
         return ""
     if name == "base" and "base_parse_rate" in cmp:
-        return f"{whole_pct(cmp['base_parse_rate'])} / {whole_pct(cmp['base_letter_only_rate'])}"
+        return f"{pct(cmp['base_parse_rate'], 0)} / {pct(cmp['base_letter_only_rate'], 0)}"
     if name == cmp.get("member"):
-        return f"{whole_pct(cmp['baseline_parse_rate'])} / {whole_pct(cmp['letter_only_rate'])}"
+        return f"{pct(cmp['baseline_parse_rate'], 0)} / {pct(cmp['letter_only_rate'], 0)}"
     return ""
 
 
@@ -112,9 +101,9 @@ def source_table(ev: dict) -> list[str]:
     out = ["| source | questions | base -> adapters | every interval includes chance |"]
     for src, b in base.items():
         accs = [by[m][src]["accuracy"] for m in members if src in by[m]]
-        lo, hi = (whole_pct(min(accs)), whole_pct(max(accs))) if accs else ("-", "-")
+        lo, hi = (pct(min(accs), 0), pct(max(accs), 0)) if accs else ("-", "-")
         inside = all(by[m][src]["ci_low"] <= chance <= by[m][src]["ci_high"] for m in by if src in by[m])
-        out.append(f"| {src} | {b['n']} | {whole_pct(b['accuracy'])} -> {lo if lo == hi else lo[:-1] + '-' + hi} | "
+        out.append(f"| {src} | {b['n']} | {pct(b['accuracy'], 0)} -> {lo if lo == hi else lo[:-1] + '-' + hi} | "
                    f"{'yes' if inside else 'NO'} |")
     return out
 
@@ -193,8 +182,8 @@ def writer_block(lay: RunLayout) -> list[str]:
     for name, label in (("base", "base"), (config.WRITER, "trained writer")):
         r = rep.get(name)
         if r:
-            out.append(f"| {label} | {whole_pct(r['json_share'])} | {whole_pct(r['filter_share'])} | "
-                       f"{whole_pct(r['proven_share'])} ({r['proven']}/{r['requests']}) | {r['seconds_p50']:.2f} / "
+            out.append(f"| {label} | {pct(r['json_share'], 0)} | {pct(r['filter_share'], 0)} | "
+                       f"{pct(r['proven_share'], 0)} ({r['proven']}/{r['requests']}) | {r['seconds_p50']:.2f} / "
                        f"{r['seconds_p90']:.2f} | {rejections(r.get('rejected') or {})} |")
     return out
 
@@ -222,11 +211,11 @@ def reasoner_block(lay: RunLayout) -> list[str]:
     for mode, label in (("letter", "letter-only"), ("reason", f"reasoning, {answer_budget(rep):g} s")):
         m = rep[mode]
         lo, hi = m["ci95"]
-        cut = whole_pct(m["cut_share"]) if mode == "reason" else "-"
+        cut = pct(m["cut_share"], 0) if mode == "reason" else "-"
         tokens = f"{m['tokens_mean']:.0f}" if mode == "reason" else "-"
-        out.append(f"| {label} | {m['correct']}/{m['n']} ({whole_pct(m['accuracy'])}) | {whole_pct(lo)[:-1]}-"
-                   f"{whole_pct(hi)} | {m['latency']['p50_s']:.2f} / {m['latency']['p99_s']:.2f} | {cut} | {tokens} | "
-                   f"{m['favourite']['letter']} {whole_pct(m['favourite']['share'])} |")
+        out.append(f"| {label} | {m['correct']}/{m['n']} ({pct(m['accuracy'], 0)}) | {pct(lo, 0)[:-1]}-"
+                   f"{pct(hi, 0)} | {m['latency']['p50_s']:.2f} / {m['latency']['p99_s']:.2f} | {cut} | {tokens} | "
+                   f"{m['favourite']['letter']} {pct(m['favourite']['share'], 0)} |")
     levels = ", ".join(sorted(rep["letter"].get("by_level") or {}))
     out.append(f"By level, letter-only {by_level(rep['letter'])} and reasoning {by_level(rep['reason'])} "
                f"(levels {levels})")
