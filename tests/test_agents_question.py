@@ -341,7 +341,7 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=3, candidates=3)
     scores = iter([2.0, 7.5, 5.0])
 
-    def fake_one(kinds, letter_, label, deadline, form_q, shape=None):
+    def fake_one(kinds, letter_, label, deadline, shape):
         rec = {"id": f"x{len(seen)}", "puzzle": {"work": {"score": next(scores)}}, "question": str(len(seen)),
                "choices": ["a1", "b2", "c3", "d4"], "answer": 0}
         seen.append(rec)

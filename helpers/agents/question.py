@@ -87,11 +87,10 @@ class QuestionAgent:
         best: tuple[dict, dict] | None = None
         found = 0
         search = timing.Deadline(deadline.left() / 2)
-        allowed = [k for k in kinds if k in self.kinds] or list(kinds)
-        shape = {"kind": self.rng.choice(allowed), "level": self.rng.choice(list(self.levels)),
+        shape = {"kind": self.rng.choice(self._usable(kinds)), "level": self.rng.choice(list(self.levels)),
                  "form_q": self.rng.random()}
         while found < self.candidates and not search.passed():
-            candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape["form_q"], shape)
+            candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape)
             if candidate[0] is None:
                 break
             found += 1
@@ -101,28 +100,32 @@ class QuestionAgent:
         if best is None and fast:
             self.stats["fallback:fast_family"] += 1
             grace = timing.Deadline(max(deadline.left(), FAST_GRACE_S))
-            found, best = 1, self._one_puzzle(fast, letter_, label, grace, shape["form_q"])
+            found, best = 1, self._one_puzzle(fast, letter_, label, grace, {"form_q": shape["form_q"]})
         if best is None or best[0] is None:
             return None, None
         self._seen.add(dedupe_key(best[1]))
         self.stats["candidates_compared"] += found
         return best
 
+    def _usable(self, kinds: Sequence[str]) -> list[str]:
+        """The topic's kinds this agent asks (all of them when it asks none)."""
+        return [k for k in kinds if k in self.kinds] or list(kinds)
+
     def _one_puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
-                    form_q: float, shape: dict | None = None) -> tuple[dict | None, dict | None]:
-        """One proven, unseen puzzle of the topic's kinds (at the question's shape["level"], else any of the agent's
-        levels) that passes the filter, asking the form at quantile form_q of its kind and level, or (None, None) at
-        the deadline. A drop to a lower level (questions too long for this tokenizer) is kept in `shape`, so the
-        question's later candidates start there."""
-        kinds = [k for k in kinds if k in self.kinds] or list(kinds)
-        levels, too_long, tries = (shape["level"],) if shape else self.levels, 0, 0
+                    shape: dict) -> tuple[dict | None, dict | None]:
+        """One proven, unseen puzzle of the topic's kinds (at the question's shape["level"] when it has one, else
+        any of the agent's levels) that passes the filter, asking the form at quantile shape["form_q"] of its kind
+        and level, or (None, None) at the deadline. A drop to a lower level (questions too long for this tokenizer)
+        is kept in `shape`, so the question's later candidates start there."""
+        kinds = self._usable(kinds)
+        levels, too_long, tries = (shape["level"],) if "level" in shape else self.levels, 0, 0
         while tries == 0 or not deadline.passed():
             tries += 1
             kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
             try:
                 rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
                                           id=f"{self.name}-{kind}-{self._count:06d}-{tries}",
-                                          give_up=deadline.passed, form=puzzles.form_at(kind, level, form_q))
+                                          give_up=deadline.passed, form=puzzles.form_at(kind, level, shape["form_q"]))
             except TimeoutError:
                 self.stats["reject:puzzle_deadline"] += 1
                 break
@@ -143,7 +146,7 @@ class QuestionAgent:
                 too_long += result.reason == "question_too_long"
                 if too_long >= 3:  # this tokenizer spends more tokens per character: the agent's lowest level,
                     levels = (min(self.levels) if too_long < 6 else min(puzzles.LEVELS),)  # then the shortest
-                    if shape:
+                    if "level" in shape:
                         shape["level"] = levels[0]
                 continue
             return question, rec
