@@ -167,9 +167,9 @@ def _possible_family(people: list[str], parents: dict, spouse: dict, sib: dict) 
     named or not: a sibling, an uncle, a niece): written free text can state such facts ("M is the father of J. J is
     the father of M."), and facts no family can have prove nothing."""
     blood = _blood_parents(parents, sib)
-    line = {x: _line(blood, x) for x in people}
+    line = {x: _line(blood, x) for x in blood}  # the unnamed parents too: each walk is done once
     for x in people:
-        if any(x in _line(blood, p) for p in blood[x]) or any(s in line[x] - {x} for s in sib[x]):
+        if any(x in line[p] for p in blood[x]) or any(s in line[x] - {x} for s in sib[x]):
             return False
         if any(line[x] & line[w] for w in spouse[x]):
             return False
