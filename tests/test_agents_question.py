@@ -99,11 +99,32 @@ def test_letters_are_drawn_independently_balanced_in_expectation(tok):
     assert [again.next_letter() for _ in range(40)] == letters[:40]  # deterministic per seed
 
 
+# Long enough that no search runs out of time, even on a CPU busy with other tests: the seed alone decides.
+UNHURRIED_S = 600.0
+
+
 def test_same_seed_same_questions(tok):
-    a, _ = QuestionAgent(tok, TOPICS, seed=11).generate(12)
-    b, _ = QuestionAgent(tok, TOPICS, seed=11).generate(12)
-    c, _ = QuestionAgent(tok, TOPICS, seed=12).generate(12)
+    a, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(12)
+    b, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(12)
+    c, _ = QuestionAgent(tok, TOPICS, seed=12, time_limit_s=UNHURRIED_S).generate(12)
     assert a == b and a != c
+
+
+def test_a_question_that_runs_out_of_time_changes_no_other_question(tok):
+    """On a busy CPU one question's search may stop early and draw less: the questions after it stay the same."""
+    calm, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(8)
+    squeezed = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S)
+    ask = squeezed.ask
+
+    def ask_with_no_time_for_the_third(topic, subtopic, letter_=None):
+        squeezed.budget_s = 0.0 if squeezed._count == 2 else UNHURRIED_S
+        return ask(topic, subtopic, letter_)
+
+    squeezed.ask = ask_with_no_time_for_the_third
+    hurried, metas = squeezed.generate(8)
+    assert squeezed.stats["fallback:fast_family"] == 1 and len(hurried) == 8, squeezed.stats
+    assert hurried[2] != calm[2]
+    assert hurried[:2] + hurried[3:] == calm[:2] + calm[3:]
 
 
 @pytest.mark.parametrize("prompt, pair, letter", [
@@ -348,6 +369,7 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
         return {"question": rec["question"]}, rec
     seen: list = []
     monkeypatch.setattr(agent, "_one_puzzle", fake_one)
+    agent._start_question()  # seeds the question's own search stream, as ask() does
     _, rec = agent._puzzle(puzzles.KINDS, "A", SEATING[1], timing.Deadline(5.0))
     assert rec["puzzle"]["work"]["score"] == 7.5 and len(seen) == 3
 
@@ -372,6 +394,7 @@ def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok,
     asked = Counter()
     for _ in range(40):
         calls.clear()
+        agent._start_question()  # seeds the question's own search stream, as ask() does
         _, rec = agent._puzzle(("family",), "A", FAMILY[1], timing.Deadline(5.0))
         assert len(calls) >= 4 and all(len({f for _, lv, f in calls if lv == level}) <= 1 for level in (1, 3)), calls
         form = {lv: f for _, lv, f in calls}[rec["puzzle"]["level"]]
@@ -389,6 +412,7 @@ def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes
     asked = Counter()
     for _ in range(24):
         calls.clear()
+        agent._start_question()  # seeds the question's own search stream, as ask() does
         _, rec = agent._puzzle(kinds, "A", SEATING[1], timing.Deadline(5.0))
         assert len(calls) >= 4 and len({kind for kind, _, _ in calls}) == 1 and len(set(calls)) <= 2, calls
         asked[rec["puzzle"]["kind"], rec["puzzle"]["level"]] += 1
@@ -399,7 +423,7 @@ def test_more_candidates_ask_harder_questions_and_every_one_is_proven(tok):
     means = {}
     for n in (1, 6):
         agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]], FAMILY[0]: [FAMILY[1]]}, seed=11,
-                                           levels=(1, 2, 3), candidates=n)
+                                           levels=(1, 2, 3), candidates=n, time_limit_s=UNHURRIED_S)
         qs, metas = agent.generate(16)
         assert len(qs) == 16 and all(puzzles.verify(m["record"]) for m in metas)
         means[n] = sum(m["record"]["puzzle"]["work"]["score"] for m in metas) / len(metas)

@@ -54,7 +54,11 @@ class QuestionAgent:
             raise ValueError(f"unknown puzzle kinds {unknown}; expected some of {puzzles.KINDS}")
         self.writer, self.model_share = writer, float(model_share)
         self.bank = list(bank or [])
-        self.rng = random.Random(f"qagent:{name}:{seed}")
+        self.seed = seed
+        self.rng = random.Random(f"qagent:{name}:{seed}")  # the match's draws: letters, topic order, model share
+        # Each question searches with a stream of its own (_start_question): a question that runs out of time on a
+        # busy CPU draws less, and that must not change the questions after it.
+        self._question_rng = random.Random()
         self.stats: Counter = Counter()
         self.puzzle_stats: dict = {}
         self._seen: set[str] = set()
@@ -87,8 +91,9 @@ class QuestionAgent:
         best: tuple[dict, dict] | None = None
         found = 0
         search = timing.Deadline(deadline.left() / 2)
-        shape = {"kind": self.rng.choice(self._usable(kinds)), "level": self.rng.choice(list(self.levels)),
-                 "form_q": self.rng.random()}
+        rng = self._question_rng
+        shape = {"kind": rng.choice(self._usable(kinds)), "level": rng.choice(list(self.levels)),
+                 "form_q": rng.random()}
         while found < self.candidates and not search.passed():
             candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape)
             if candidate[0] is None:
@@ -117,13 +122,13 @@ class QuestionAgent:
         any of the agent's levels) that passes the filter, asking the form at quantile shape["form_q"] of its kind
         and level, or (None, None) at the deadline. A drop to a lower level (questions too long for this tokenizer)
         is kept in `shape`, so the question's later candidates start there."""
-        kinds = self._usable(kinds)
+        kinds, rng = self._usable(kinds), self._question_rng
         levels, too_long, tries = (shape["level"],) if "level" in shape else self.levels, 0, 0
         while tries == 0 or not deadline.passed():
             tries += 1
-            kind, level = self.rng.choice(kinds), self.rng.choice(list(levels))
+            kind, level = rng.choice(kinds), rng.choice(list(levels))
             try:
-                rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), self.rng, self.puzzle_stats,
+                rec = puzzles.make_puzzle(kind, level, LETTERS4.index(letter_), rng, self.puzzle_stats,
                                           id=f"{self.name}-{kind}-{self._count:06d}-{tries}",
                                           give_up=deadline.passed, form=puzzles.form_at(kind, level, shape["form_q"]))
             except TimeoutError:
@@ -172,12 +177,17 @@ class QuestionAgent:
         return None
 
     # ------------------------------------------------------------ one question
+    def _start_question(self) -> None:
+        """Count the question and seed its search stream from (name, seed, question number) alone."""
+        self._count += 1
+        self._question_rng.seed(f"qagent:{self.name}:{self.seed}:question:{self._count}")
+
     def ask(self, topic: str, subtopic: str, letter_: str | None = None) -> tuple[dict | None, dict]:
         """One official question on (topic, subtopic) with the given (or next scheduled) correct letter."""
         t0 = time.perf_counter()
         deadline = timing.Deadline(self.budget_s, start=t0)
         letter_ = letter_ if letter_ in tuple(LETTERS4) else self.next_letter()
-        self._count += 1
+        self._start_question()
         kinds = topics_mod.generator_kinds(topic, subtopic)
         meta: dict[str, Any] = {"topic": topic, "subtopic": subtopic, "letter": letter_, "source": None,
                                 "reason": None, "record": None}
