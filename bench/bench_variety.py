@@ -83,15 +83,17 @@ def examples(seed: int, kinds: tuple[str, ...], level: int) -> str:
 
 def blind_rates(n: int, seed: int, kinds: tuple[str, ...], workers: int | None = None) -> str:
     """Each option strategy's hit rate (%) per family, and the usual-key strategy's (fitted on the even-numbered
-    questions, played on the odd), as docs/results.md tabulates them; coded's which-expression questions apart too."""
-    names = list(blind.OPTION_STRATEGIES)
+    questions, played on the odd), as docs/results.md tabulates them; the which-expression and which-statement
+    questions apart too."""
+    names = list(blind.PLAYED_STRATEGIES)
     lines = ["| family | " + " | ".join(names) + " | usual_key |", "|---|" + "---|" * (len(names) + 1)]
     for kind in kinds:
         recs = puzzles.generate(n, seed=seed, kinds=(kind,), workers=workers)
         groups = [(f"`{kind}`", recs)]
-        which = [r for r in recs if r["puzzle"]["question"][0] == "which"]
-        if which:
-            groups.append((f"`{kind}` ({len(which)} which-expression)", which))
+        for form, label in (("which", "which-expression"), ("statement", "which-statement"), ("true", "which-statement")):
+            asked = [r for r in recs if r["puzzle"]["question"][0] == form]
+            if asked:
+                groups.append((f"`{kind}` ({len(asked)} {label})", asked))
         for label, group in groups:
             rates = blind.play(group, random.Random(f"blind:{kind}"))
             usual = blind.play_usual_key(group, random.Random(f"usual:{kind}"))

@@ -442,4 +442,7 @@ def test_the_question_report_gives_the_measured_difficulty_mix(tok, tmp_path):
     mix = report["difficulty"]
     scores = [m["record"]["puzzle"]["work"]["score"] for m in metas]
     assert mix["all"]["n"] == 8 and mix["all"]["mean"] == round(sum(scores) / 8, 2)
-    assert sum(v["n"] for v in mix["by_family"].values()) == 8 and set(mix["levels"]) <= {2, 3}
+    # a level under the agent's own only when questions came out too long for this tokenizer, and then counted
+    below = {int(k.split("_")[-1]) for k in agent.stats if k.startswith("level_drop:to_")} - {2, 3}
+    assert sum(v["n"] for v in mix["by_family"].values()) == 8 and set(mix["levels"]) <= {2, 3} | below
+    assert below <= {1} and (not below or agent.stats["reject:filter:question_too_long"] >= 6), agent.stats

@@ -150,7 +150,10 @@ class QuestionAgent:
                 self.stats[f"reject:filter:{result.reason}"] += 1
                 too_long += result.reason == "question_too_long"
                 if too_long >= 3:  # this tokenizer spends more tokens per character: the agent's lowest level,
-                    levels = (min(self.levels) if too_long < 6 else min(puzzles.LEVELS),)  # then the shortest
+                    lower = (min(self.levels) if too_long < 6 else min(puzzles.LEVELS),)  # then the shortest
+                    if lower != tuple(levels):
+                        self.stats[f"level_drop:to_{lower[0]}"] += 1
+                    levels = lower
                     if "level" in shape:
                         shape["level"] = levels[0]
                 continue

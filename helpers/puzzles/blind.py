@@ -4,7 +4,8 @@ Each option strategy scores the choices' text alone and bets on the top score (t
 option most similar to the other three, the longest, the shortest, the second shortest and the second longest (so the
 key's rank by length must be uniform), one of a male/female counterpart pair ("Great-uncle | Great-aunt"), the
 position-wise majority over coded expressions ("A # B @ C"), and one of the two middle numbers of four counts ("how
-many sit between": its rank by value must be uniform too). The usual-key strategy (play_usual_key) learns from
+many sit between": its rank by value must be uniform too), and one of the two options closest to each other with
+names masked (a true statement with a twin of its kind beside two odd ones out). The usual-key strategy (play_usual_key) learns from
 other questions of the family which options are usually the key. The letter strategies see only
 the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current aligned block of
 four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters() measure that
@@ -127,10 +128,31 @@ def majority_scores(options: Sequence[str]) -> list[float]:
     return votes
 
 
+_NAME = re.compile(r"\b[A-Z][a-z]*(?:'s)?")
+
+
+def masked(option: str) -> str:
+    """The option with every capitalised word (a person's name, "Y's" with its 's) read as "X": what two statements
+    of one kind share ("X sits at a short side" | "X is third to X's left")."""
+    return _NAME.sub("X", option)
+
+
+def closest_pair_scores(options: Sequence[str]) -> list[float]:
+    """Each option's highest similarity, names masked, to one other option: the two of the closest pair score top.
+    It finds the key when the true statement always has a twin of its kind beside two odd ones out."""
+    bare = [masked(o) for o in options]
+    return [max(similarity(b, c) for j, c in enumerate(bare) if j != i) for i, b in enumerate(bare)]
+
+
 OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
                                         "shortest": shortest_scores, "second_shortest": second_shortest_scores,
                                         "second_longest": second_longest_scores, "gender_pair": pair_scores,
                                         "coded_majority": majority_scores, "middle_number": middle_scores}
+
+
+# Every strategy play() measures: the calibrated ones above, and the closest pair, which the builders of "which
+# statement is true" questions answer by their shape (two kinds of statement, two each) instead.
+PLAYED_STRATEGIES: dict[str, Scores] = {**OPTION_STRATEGIES, "closest_pair": closest_pair_scores}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:
@@ -143,9 +165,9 @@ def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
     """Each option strategy's hit rate over records ({"choices", "answer": index})."""
     hits: Counter = Counter()
     for rec in records:
-        for name, scores in OPTION_STRATEGIES.items():
+        for name, scores in PLAYED_STRATEGIES.items():
             hits[name] += pick(scores(rec["choices"]), rng) == rec["answer"]
-    return {name: hits[name] / max(1, len(records)) for name in OPTION_STRATEGIES}
+    return {name: hits[name] / max(1, len(records)) for name in PLAYED_STRATEGIES}
 
 
 def key_counts(records: Iterable[dict]) -> tuple[Counter, Counter]:

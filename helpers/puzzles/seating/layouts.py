@@ -355,16 +355,21 @@ def _statable(puzzle: dict, level: int, t: str) -> list[list]:
 
 
 def _statements(rng: random.Random, puzzle: dict, world: dict, level: int) -> list | None:
-    """A "which is true" question: one true statement and three false ones about the hidden world."""
+    """A "which is true" question: one true statement and three false ones about the hidden world, of two kinds, two
+    statements each (the true one's kind and one other). With one kind doubled and two odd ones out, the true one was
+    always one of the alike two, and a reader guessing between them won half of these questions
+    (blind.closest_pair_scores)."""
     weights = {t: w for t, w in WEIGHTS[puzzle["kind"]][level].items() if t in STATEMENT_TYPES}
     if puzzle.get("facing"):
         weights.pop("face", None)
-    types = rng.sample(list(weights), min(4, len(weights)))
+    if len(weights) < 2:
+        return None
+    types = rng.sample(list(weights), 2)
     true = [c for c in _statable(puzzle, level, types[0]) if holds_in_world(puzzle, world, c)]
     if not true:
         return None
     picked = [rng.choice(true)]
-    for t in [types[0], *types[1:3]]:
+    for t in (types[0], types[1], types[1]):
         false = [c for c in _statable(puzzle, level, t) if not holds_in_world(puzzle, world, c) and c not in picked]
         if not false:
             return None
@@ -529,12 +534,23 @@ def _shortest_index(variants: list[str]) -> int:
     return min(range(len(variants)), key=lambda i: len(variants[i]))
 
 
+CLUE_SLACK = 2  # characters over a clue's shortest wording that still count as terse
+
+
+def _terse_index(variants: list[str], rng: random.Random) -> int:
+    """One of the phrasings within CLUE_SLACK characters of the shortest, drawn: a long level-3 puzzle's clues of
+    one kind do not all read alike."""
+    short = min(map(len, variants)) + CLUE_SLACK
+    return rng.choice([i for i, v in enumerate(variants) if len(v) <= short])
+
+
 def _tersest_clues(puzzle: dict, rng: random.Random, names: list) -> dict:
-    """Switch the intro, every clue and the statements to their shortest phrasing (the question keeps its own)."""
+    """Switch the intro to its shortest phrasing, and every clue and statement to a terse one (the question keeps
+    its own)."""
     puzzle["intro"] = _shortest_index(intro_variants(puzzle))
-    puzzle["phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["clues"]]
+    puzzle["phrasing"] = [_terse_index(clue_variants(puzzle, c), rng) for c in puzzle["clues"]]
     if puzzle["question"][0] == "statement":
-        puzzle["s_phrasing"] = [_shortest_index(clue_variants(puzzle, c)) for c in puzzle["question"][1]]
+        puzzle["s_phrasing"] = [_terse_index(clue_variants(puzzle, c), rng) for c in puzzle["question"][1]]
     return {}
 
 

@@ -167,7 +167,8 @@ def _table_unary_variants(puzzle: dict, t: str, A: str) -> list[str]:
     """Phrasings of corner/middle (square) and end/long-side (rectangle) clues; at a square table whose
     corners and middles face different ways, a sitter's facing also says where they sit."""
     if t in ("end", "not_end"):
-        return ([f"{A} sits at one end of the table.", f"{A} sits at a short side.", f"{A} is at an end of the table."]
+        return ([f"{A} sits at one end of the table.", f"{A} sits at a short side.", f"{A} is at an end of the table.",
+                 f"{A} sits at a table end."]
                 if t == "end" else
                 [f"{A} sits on a long side.", f"{A} does not sit at an end of the table.", f"{A} is on a long side."])
     texts = ([f"{A} sits at a corner.", f"{A} is seated at a corner.", f"{A} takes a corner seat."] if t == "corner"
