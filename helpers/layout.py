@@ -195,6 +195,12 @@ class RunLayout:
         return self.agents_dir / "reasoner_train.jsonl"
 
     @property
+    def reasoner_data_counts(self) -> Path:
+        """Where the reasoner's chats came from (deductions, link chains) and what was left out or redrawn, by
+        reason."""
+        return self.agents_dir / "reasoner_train.counts.json"
+
+    @property
     def reasoner_report(self) -> Path:
         """Letter-only against reasoning on held-out puzzles, and the answer_mode it justifies."""
         return self.agents_dir / "reasoner.json"

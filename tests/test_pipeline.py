@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -29,7 +30,8 @@ STAGE_ARTIFACTS = {nn: [LAY.rel(p) for p in paths] for nn, paths in {
     "06": [LAY.eval_summary],
     "07": [LAY.ensemble_summary],
     "08": [LAY.writer_data, LAY.adapter_dir(config.WRITER) / "adapter_config.json", LAY.writer_report,
-           LAY.reasoner_data, LAY.adapter_dir(config.REASONER) / "adapter_config.json", LAY.reasoner_report,
+           LAY.reasoner_data, LAY.reasoner_data_counts, LAY.adapter_dir(config.REASONER) / "adapter_config.json",
+           LAY.reasoner_report,
            LAY.tournament, LAY.filtered_questions, filtered_name(LAY.answers)],
 }.items()}
 
@@ -165,6 +167,11 @@ def test_the_smoke_reasoner_is_trained_measured_and_answers_as_its_measurement_s
     assert rep["reason"]["filter_failed"] == 0 and rep["reason"]["latency"]["p99_s"] < 6.0
     assert sum(rep["reason"]["stops"].values()) == pytest.approx(1.0)
     _reasoner_trained_its_shape(run, rep["reason"])
+    chats = [json.loads(line) for line in (run / "agents" / "reasoner_train.jsonl").read_text().splitlines()]
+    sources = Counter(c["reasoning"] for c in chats)  # seating by a checked deduction, never a count of seatings
+    assert sources["deduction"] > 0 and sources["links"] > 0 and set(sources) == {"deduction", "links"}, sources
+    assert not any("seatings" in c["chat"][-1]["content"] for c in chats)
+    assert rep["training_chats"]["source:deduction"] == sources["deduction"], rep["training_chats"]
     assert json.loads((run / "agents" / "tournament.json").read_text())["answer_mode"] == mode
     conf = json.loads((run / "agents" / "export" / "kit_agent.json").read_text())
     assert conf["agents"]["answer_mode"] == mode and (conf["reasoner"] is not None) == (mode == "reason")

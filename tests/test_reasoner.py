@@ -19,6 +19,7 @@ from helpers.config import REASONER
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.prompts import render_prompt
+from helpers.puzzles import deduction
 from helpers.records import LETTERS
 
 from _tiny import one_torch_thread, tiny_model_dir
@@ -215,15 +216,38 @@ def test_answer_mode_and_the_token_cap_are_checked():
 # ---------------------------------------------------------------- training chats
 def test_training_chats_cover_every_family_level_and_letter_with_the_solvers_deduction():
     kinds, levels = ["seating_linear", "family_pointing", "family_coded"], [1, 2]
-    recs = reasoner_data.reasoner_records(len(kinds) * len(levels) * 4, seed=5, kinds=kinds, levels=levels)
+    counts = Counter()
+    recs = reasoner_data.reasoner_records(len(kinds) * len(levels) * 4, seed=5, kinds=kinds, levels=levels,
+                                          stats=counts)
     combos = Counter((r["puzzle"]["kind"], r["puzzle"]["level"], LETTERS[r["answer"]]) for r in recs)
     assert set(combos) == {(k, lv, L) for k in kinds for lv in levels for L in "ABCD"}  # each exactly once
     for r in recs:
         system, user, reply = r["chat"]
         assert system["content"] == reasoner.REASONER_SYSTEM and user["content"].startswith("Question: ")
-        assert reply["content"] == reasoner.reasoner_reply(r["explanation"], LETTERS[r["answer"]])
-        assert len(r["explanation"].split()) < reasoner.MAX_REASON_WORDS
+        reasoning_, letter_ = reply["content"].rsplit(reasoner.ANSWER_MARK, 1)
+        assert letter_.strip() == LETTERS[r["answer"]] and len(reasoning_.split()) <= reasoner.MAX_REASON_WORDS
         assert puzzles.prove_text(r["question"], r["choices"])[0] == r["answer"]
+        if r["puzzle"]["kind"] == "seating_linear":  # a deduction every step of which the checker proves
+            key = r["choices"][r["answer"]]
+            steps = deduction.write(r["puzzle"], key)
+            assert r["reasoning"] == "deduction" and deduction.check(r["puzzle"], steps, key) == []
+            assert reasoning_.strip() == " ".join(s.text for s in steps) and "seatings" not in reasoning_
+        else:  # the chain of links, stated or derived
+            assert r["reasoning"] == "links" and reasoning_.strip() == r["explanation"]
+    assert counts["source:deduction"] == 8 and counts["source:links"] == 16, counts
+
+
+def test_a_family_without_a_deduction_is_left_out_and_counted():
+    """The count over every seating is no training target: a seating family the deduction writer does not cover
+    gives no chats, and says so; a profile whose families all lack one is refused."""
+    counts = Counter()
+    recs = reasoner_data.reasoner_records(8, seed=2, kinds=["seating_square", "seating_circular"], levels=[1],
+                                          stats=counts)
+    assert {r["puzzle"]["kind"] for r in recs} == {"seating_circular"} and len(recs) == 8
+    assert counts["left_out:seating_square:no_deduction:family_not_covered"] == 1
+    assert counts["source:deduction"] == 8, counts
+    with pytest.raises(ValueError, match="deduction writer covers"):
+        reasoner_data.reasoner_records(4, seed=2, kinds=["seating_square", "seating_row_facing"], levels=[1])
 
 
 def test_held_out_questions_hide_the_deduction_and_cover_the_families():

@@ -1,14 +1,29 @@
-"""Training chats for the reasoner: solver-proven puzzles under the reasoning prompt and, as the reply, the solver's
-step-by-step deduction then "Answer: <letter>" (helpers.agents.reasoner writes and scores the same way)."""
+"""Training chats for the reasoner: solver-proven puzzles under the reasoning prompt and, as the reply, a deduction a
+person could follow, then "Answer: <letter>" (helpers.agents.reasoner writes and scores the same way).
+
+The reasoning is, per family: for the seating families the deduction writer covers (helpers.puzzles.deduction:
+place or link by a clue, split into the cases a clue leaves, close each failing case, conclude), its deduction,
+every step proven by the checker and at most 100 words; for the blood-relation families, their own explanation, the
+chain of links from one person to the other, each stated or derived. A seating family the writer does not cover
+has only the solver's count over every seating ("Of 5,040 seatings: ... -> 600"), which no model can follow: it is
+left out of the chats, and so is a puzzle whose deduction could not be written, checked or kept short (another is
+drawn). Both are counted by reason (reasoner_records' `stats`).
+"""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Iterator, Sequence
 
 from helpers import puzzles
 from helpers.agents.reasoner import reasoner_messages, reasoner_reply
+from helpers.puzzles import deduction
+from helpers.puzzles.deduction.measure import verdict
 from helpers.records import LETTERS
+
+REDRAWS = 8  # puzzles drawn for one chat before its family and level are given up on for that chat
+SEATING = tuple(k for k in puzzles.KINDS if puzzles.TOPICS[k][0] == "Puzzles")
 
 
 def puzzle_cycle(n: int, kinds: Sequence[str], levels: Sequence[int]) -> Iterator[tuple[str, int, int]]:
@@ -19,14 +34,50 @@ def puzzle_cycle(n: int, kinds: Sequence[str], levels: Sequence[int]) -> Iterato
         yield kinds[i % len(kinds)], levels[(i // len(kinds)) % len(levels)], (i // combos + i) % 4
 
 
-def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
-    """n training records: each a generated puzzle's shared record with "chat": the reasoning prompt and, as the reply,
-    the solver's deduction then "Answer: <letter>" ("task": "reasoner"). Every family x level in turn; a combination's
-    key letter moves on each round, so every family and level learns every letter."""
+def taught(kinds: Sequence[str]) -> list[str]:
+    """The families whose reasoning a model can learn: every blood-relation family, and the seating families the
+    deduction writer covers."""
+    return [k for k in kinds if k not in SEATING or k in deduction.KINDS]
+
+
+def reasoning(rec: dict) -> tuple[str | None, str]:
+    """(the reply's reasoning, its source) for a built puzzle: ("...", "deduction") or ("...", "links"), or
+    (None, why not) for a seating puzzle without a checked deduction of at most 100 words."""
+    kind = rec["puzzle"]["kind"]
+    if kind not in SEATING:
+        return rec["explanation"], "links"
+    if kind not in deduction.KINDS:
+        return None, "no_deduction:family_not_covered"
+    outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+    return (text, "deduction") if outcome == "ok" else (None, outcome)
+
+
+def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int],
+                     stats: Counter | None = None) -> list[dict]:
+    """n training records: each a generated puzzle's shared record with "chat": the reasoning prompt and, as the
+    reply, its reasoning (reasoning()) then "Answer: <letter>" ("task": "reasoner"; "reasoning": its source). Every
+    taught family x level in turn; a combination's key letter moves on each round, so every family and level learns
+    every letter. stats counts the sources, each puzzle redrawn and each family left out, by reason."""
+    stats = Counter() if stats is None else stats
+    kept = taught(kinds)
+    for kind in kinds:
+        if kind not in kept:
+            stats[f"left_out:{kind}:no_deduction:family_not_covered"] += 1
+    if not kept:
+        raise ValueError(f"none of the families {list(kinds)} has reasoning a model can learn: the deduction writer "
+                         f"covers {list(deduction.KINDS)} of the seating ones")
     rng, out = random.Random(f"reasoner:{seed}"), []
-    for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
-        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"reasoner-{seed}-{i:06d}")
-        chat = reasoner_messages(rec) + [{"role": "assistant",
-                                          "content": reasoner_reply(rec["explanation"], LETTERS[rec["answer"]])}]
-        out.append({**rec, "chat": chat, "task": "reasoner"})
+    for i, (kind, level, target) in enumerate(puzzle_cycle(n, kept, levels)):
+        for attempt in range(REDRAWS):
+            rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"reasoner-{seed}-{i:06d}-{attempt}")
+            text, source = reasoning(rec)
+            if text is not None:
+                break
+            stats[f"redrawn:{source}"] += 1
+        else:
+            stats[f"dropped:{kind}:{level}"] += 1
+            continue
+        stats[f"source:{source}"] += 1
+        chat = reasoner_messages(rec) + [{"role": "assistant", "content": reasoner_reply(text, LETTERS[rec["answer"]])}]
+        out.append({**rec, "chat": chat, "task": "reasoner", "reasoning": source})
     return out

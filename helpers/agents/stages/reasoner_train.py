@@ -9,6 +9,7 @@ agents/reasoner.json for helpers.agents.build to read. Notebook 08 runs it; so c
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,13 @@ from helpers.layout import RunLayout
 
 
 def build_data(cfg: config.Profile) -> Path:
-    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels."""
-    return write_chats(cfg, REASONER, RunLayout.of(cfg).reasoner_data, lambda n: reasoner_data.reasoner_records(
-        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels))
+    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels,
+    and beside it their sources and what was left out, counted by reason (reasoner_train.counts.json)."""
+    lay, counts = RunLayout.of(cfg), Counter()
+    path = write_chats(cfg, REASONER, lay.reasoner_data, lambda n: reasoner_data.reasoner_records(
+        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels, stats=counts))
+    io.write_json(lay.reasoner_data_counts, dict(sorted(counts.items())))
+    return path
 
 
 def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: Any = None,
@@ -57,6 +62,8 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
     mode, why = reasoner_measure.justified_mode(report)
     report.update(justified_mode=mode, why=f"answer_mode {mode}: {why}", letter_members=sel["members"])
     lay = RunLayout.of(cfg)
+    if lay.reasoner_data_counts.exists():
+        report["training_chats"] = io.read_json(lay.reasoner_data_counts)
     lay.made(lay.agents_dir)
     io.write_json(lay.reasoner_report, {**report, **stamp(reasoner_measure.measured_settings(cfg))})
     return report
