@@ -34,6 +34,7 @@ from helpers.records import LETTERS
 # GRPOConfig arguments a run cannot do without: a trl that lacks one is refused, never silently run with its default.
 ESSENTIAL = ("num_generations", "max_completion_length", "beta", "learning_rate", "max_steps",
              "per_device_train_batch_size", "temperature")
+RESUMABLE_CHANGES = ("steps", "save_steps")  # rl settings a resumed run may change: the steps before are the same
 LOGGED = ("loss", "kl", "reward", "reward_std", "completions/mean_length", "completions/clipped_ratio", "step_time")
 
 
@@ -102,8 +103,9 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
         save_total_limit=cfg.train.keep_checkpoints or None, report_to="none", seed=cfg.seed, data_seed=cfg.seed,
         # mixed precision only on a GPU with 16-bit weights; trl defaults bf16 on, which a CPU must not get
         bf16=on_gpu and info["dtype"] == "bfloat16", fp16=on_gpu and info["dtype"] == "float16", use_cpu=not on_gpu,
-        # load_model already set checkpointing up (non-reentrant) as the profile asks; trl 1.x would turn it on again
-        gradient_checkpointing=False, max_grad_norm=cfg.train.max_grad_norm, weight_decay=0.0,
+        # as load_model set it up (the Trainer turns it off when told False): non-reentrant, as the profile asks
+        gradient_checkpointing=bool(info["gradient_checkpointing"]),
+        gradient_checkpointing_kwargs={"use_reentrant": False}, max_grad_norm=cfg.train.max_grad_norm, weight_decay=0.0,
         # the reply ends where the reasoner's does: the template's end of turn (trl 0.19 stops at EOS only)
         generation_kwargs={"eos_token_id": stop_ids}, disable_tqdm=quiet, dataloader_num_workers=0,
         remove_unused_columns=False, log_level="warning", log_completions=False)
@@ -136,13 +138,14 @@ def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, 
 
 # ---------------------------------------------------------------- checkpoints and resume
 def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
-    """What a checkpoint must share with this run to be resumed: the rl settings, the base, the seed, the prompts and
-    the starting adapter (its weights' hash)."""
+    """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
+    be resumed for more steps), the base, the seed, the prompts and the starting adapter (its weights' hash)."""
     import hashlib
     lay = RunLayout.of(cfg)
     weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
     start_sha = hashlib.sha256(weights.read_bytes()).hexdigest() if start["from"] == "supervised" else "fresh"
-    return {"rl": config.as_dict(cfg.rl), "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
+    rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
+    return {**rl, "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
             "adapter": config.as_dict(cfg.reasoner.adapter), "target_modules": list(cfg.train.target_modules),
             "prompts_sha256": hashlib.sha256(prompts.read_bytes()).hexdigest()}
 
