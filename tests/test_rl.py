@@ -49,6 +49,16 @@ def test_a_right_reply_earns_every_reward_and_a_wrong_one_only_format_and_length
     assert [(s["letter"], s["key"], s["correct"]) for s in book.samples] == [("B", "B", 1.0), ("C", "B", 0.0)]
 
 
+def test_rewards_are_also_kept_per_puzzle_family():
+    funcs, book = rewards.make_rewards(Words(), 10)
+    funcs[0](prompts=[None] * 3, completions=["Answer: A", "Answer: B", "Answer: A"], key=["A", "A", "A"],
+             kind=["family", "family", "seating_linear"])
+    assert book.means_by_kind() == {"family": {"correct": 0.5}, "seating_linear": {"correct": 1.0}}
+    again = rewards.RewardBook()
+    again.restore(json.loads(json.dumps(book.state())))  # what a checkpoint keeps, read back
+    assert again.means_by_kind() == book.means_by_kind() and again.means() == book.means()
+
+
 def test_the_letter_is_read_after_the_first_mark_as_the_reasoner_reads_it():
     assert rewards.answer_letter(f"x\n{ANSWER_MARK} **D**") == "D"
     assert rewards.answer_letter(f"{ANSWER_MARK} (A) Hari") == "A"
@@ -254,6 +264,8 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert 0 < report["rewards_overall"]["correct"] < 1  # the group's replies differed: there was something to learn
     assert [r["step"] for r in report["per_step"]] == [1, 2] and report["seconds_per_step"] > 0
     assert set(report["rewards"]["first"]) == set(rewards.REWARDS)
+    assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(cfg.agents.puzzle_kinds)
+    assert (lay.root / report["plot"]).stat().st_size > 0
     assert json.loads(lay.rl_report.read_text()) == json.loads(json.dumps(report))
     took = time.perf_counter() - t0
     print(f"\n[rl] priming {primed:.1f} s, 2 GRPO steps + report {took - primed:.1f} s, "

@@ -28,24 +28,50 @@ SAMPLES_KEPT = 64  # completions kept (id, letter, key, rewards) for the stage's
 _LETTER = re.compile(r"^\s*[*(\[]*\s*([A-J])(?![A-Za-z0-9])")  # "Answer: B", "Answer: **B**", "Answer: (B) Hari"
 
 
+COUNTERS = ("calls", "scored", "reasons", "sums", "kind_scored", "kind_sums")  # what a checkpoint keeps of a book
+
+
 @dataclass
 class RewardBook:
-    """What the rewards saw: calls and completions per reward, zeros by reason, the sum of each reward, and the last
-    SAMPLES_KEPT scored completions (for the report: the letters read and the keys they were held against)."""
+    """What the rewards saw: calls and completions per reward, zeros by reason, the sum of each reward (overall and
+    per puzzle family, "<kind>/<reward>"), and the last SAMPLES_KEPT scored completions (for the report: the letters
+    read and the keys they were held against)."""
     calls: Counter = field(default_factory=Counter)
     scored: Counter = field(default_factory=Counter)
     reasons: Counter = field(default_factory=Counter)
     sums: Counter = field(default_factory=Counter)
+    kind_scored: Counter = field(default_factory=Counter)
+    kind_sums: Counter = field(default_factory=Counter)
     samples: list = field(default_factory=list)
+
+    def add(self, name: str, value: float, kind: Any) -> None:
+        """One completion's reward `name`, counted overall and under its family (when the row names one)."""
+        self.scored[name] += 1
+        self.sums[name] += value
+        if isinstance(kind, str):
+            self.kind_scored[f"{kind}/{name}"] += 1
+            self.kind_sums[f"{kind}/{name}"] += value
 
     def means(self) -> dict:
         """Each reward's mean over every completion it scored (None before any)."""
         return {name: round(self.sums[name] / self.scored[name], 4) if self.scored[name] else None for name in REWARDS}
 
-    def summary(self) -> dict:
-        """JSON-ready: calls, completions scored, means, zero rewards by reason."""
-        return {"calls": dict(self.calls), "scored": dict(self.scored), "means": self.means(),
-                "zero_reasons": dict(sorted(self.reasons.items()))}
+    def means_by_kind(self) -> dict:
+        """{family: {reward: mean}} over the completions of each puzzle family."""
+        out: dict = {}
+        for key, n in sorted(self.kind_scored.items()):
+            kind, name = key.rsplit("/", 1)
+            out.setdefault(kind, {})[name] = round(self.kind_sums[key] / n, 4)
+        return out
+
+    def state(self) -> dict:
+        """The counters as JSON (a checkpoint keeps them; restore() reads them back)."""
+        return {name: dict(getattr(self, name)) for name in COUNTERS}
+
+    def restore(self, saved: dict) -> None:
+        """Add the counters a checkpoint kept, so a resumed run reports the whole run."""
+        for name in COUNTERS:
+            getattr(self, name).update(saved.get(name, {}))
 
 
 def completion_text(completion: Any) -> str:
@@ -119,8 +145,7 @@ def guarded(name: str, score: Callable[[str, str, dict], float], book: RewardBoo
             except Exception as exc:  # a reward that raises never stops the run: a counted zero
                 value = 0.0
                 book.reasons[f"{name}:error:{type(exc).__name__}"] += 1
-            book.scored[name] += 1
-            book.sums[name] += value
+            book.add(name, value, _row(columns, i).get("kind"))
             out.append(value)
         return out
     reward.__name__ = reward.__qualname__ = name  # TRL logs rewards/<name>/mean by the function's name

@@ -153,6 +153,7 @@ def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
 def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, dict] | None:
     """(checkpoint dir, latest.json) to resume from, or None (resume=False clears the folder's outputs first). A
     checkpoint of other settings is refused, naming them."""
+    from helpers import layout
     from helpers.train import checkpoints as ckpt
     if not resume:
         ckpt.clear_outputs(out_dir)
@@ -165,14 +166,8 @@ def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, d
     if diff:
         raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): run with resume=False "
                          "to start over, or restore them")
-    ckpt.truncate_lines(out_dir / "metrics.jsonl", int(latest["metrics_lines"]))
+    ckpt.truncate_lines(out_dir / layout.METRICS, int(latest["metrics_lines"]))
     return found[0], latest
-
-
-def restore_book(book: rewards.RewardBook, saved: dict) -> None:
-    """The reward counts a checkpoint recorded, so a resumed run reports the whole run's zeros and means."""
-    for name in ("calls", "scored", "reasons", "sums"):
-        getattr(book, name).update(saved.get(name, {}))
 
 
 def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict) -> Any:
@@ -210,8 +205,7 @@ def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict) -> A
             io.write_json(out_dir / ckpt.LATEST, {
                 "step": state.global_step, "path": path.relative_to(out_dir).as_posix(),
                 "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "fingerprint": ckpt.to_jsonable(fingerprint),
-                "metrics_lines": self.lines, "rewards": {k: dict(getattr(book, k)) for k in
-                                                         ("calls", "scored", "reasons", "sums")}})
+                "metrics_lines": self.lines, "rewards": book.state()})
 
     return StepLog()
 
@@ -238,6 +232,31 @@ def reward_curve(rows: list[dict]) -> dict:
             "per_step": curve}
 
 
+def plot_steps(rows: list[dict], path: Path, title: str = "") -> Path | None:
+    """The run's curves as a PNG (no pyplot: headless-safe): each reward's mean, the loss and KL, seconds per step."""
+    if not rows:
+        return None
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(13, 3.6), layout="constrained")
+    ax_r, ax_l, ax_s = fig.subplots(1, 3)
+    x = [r["step"] for r in rows]
+    for name in rewards.REWARDS:
+        ax_r.plot(x, [r.get(f"rewards/{name}/mean") for r in rows], marker=".", label=name)
+    ax_r.set(title="reward means (group of completions)", xlabel="step", ylabel="reward")
+    ax_r.legend(fontsize="small")
+    for key in ("loss", "kl"):
+        ax_l.plot(x, [r.get(key) for r in rows], marker=".", label=key)
+    ax_l.set(title="GRPO loss and KL", xlabel="step")
+    ax_l.legend(fontsize="small")
+    ax_s.plot(x, [r.get("seconds") for r in rows], marker=".", color="#2ca02c")
+    ax_s.set(title="seconds per step (generation included)", xlabel="step", ylabel="s")
+    if title:
+        fig.suptitle(title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    return path
+
+
 def kl_reference(model: Any, beta: float) -> str:
     """What the KL term holds the policy to: trl 1.x copies the starting adapter ("ref"); trl 0.19 disables the
     adapters (the base model)."""
@@ -250,9 +269,9 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
                dropped: list[str], resumed: dict | None, t0: float) -> dict:
     """agents/reasoner_rl.json: where it started, the rewards per logged step (first, last, curve), seconds per step,
     zero rewards by reason, the letters read against the keys, and the versions and settings that made it."""
-    from helpers import layout
     lay = RunLayout.of(cfg)
-    rows = io.read_jsonl(lay.model_dir(REASONER_RL) / layout.METRICS)
+    rows = io.read_jsonl(lay.metrics(REASONER_RL))
+    plot = plot_steps(rows, lay.training_plot(REASONER_RL), title=f"{REASONER_RL} (GRPO, {cfg.run})")
     seconds = [r["seconds"] for r in rows if r.get("seconds") is not None]
     params = {"rl": config.as_dict(cfg.rl), "reasoner_adapter": config.as_dict(cfg.reasoner.adapter),
               "base": cfg.model.base, "seed": cfg.seed, "profile": cfg.profile, "run": cfg.run}
@@ -260,10 +279,11 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "steps": trainer.state.global_step, "resumed_from_step": resumed["step"] if resumed else None,
             "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
             "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
-            "rewards_overall": book.means(), "zero_reasons": dict(sorted(book.reasons.items())),
+            "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(), "zero_reasons": dict(sorted(book.reasons.items())),
             "seconds_per_step": round(sum(seconds) / len(seconds), 3) if seconds else None,
             "wall_seconds": round(time.time() - t0, 2), "per_step": rows, "samples": book.samples[-16:],
             "grpo_args_dropped": dropped, "adapter": lay.rel(lay.adapter_dir(REASONER_RL)),
+            "plot": lay.rel(plot) if plot else None,
             "token_budget": cfg.rl.token_budget}
 
 
@@ -283,7 +303,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
     funcs, book = rewards.make_rewards(tokenizer, cfg.rl.token_budget)
     if found:
-        restore_book(book, found[1].get("rewards", {}))
+        book.restore(found[1].get("rewards", {}))
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
     kwargs, dropped = grpo_config_kwargs(wanted_args(cfg, info, end_of_turn_ids(tokenizer, REASONER_SYSTEM),
