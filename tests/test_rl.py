@@ -90,7 +90,8 @@ def test_empty_and_letterless_replies_get_a_counted_zero_from_every_reward():
     (correct, fmt, length), book = _score(["", "   ", "I think it is Bo.", [{"role": "assistant", "content": ""}]],
                                           ["A"] * 4)
     assert correct == fmt == length == [0.0] * 4
-    assert book.reasons == {f"{name}:{why}": n for name in rewards.REWARDS for why, n in (("empty", 3), ("no_letter", 1))}
+    assert book.reasons == {f"{name}:{why}": n for name in rewards.REWARDS
+                            for why, n in (("empty", 3), ("no_letter", 1))}
 
 
 def test_a_reward_that_raises_gives_a_counted_zero_and_the_run_goes_on():

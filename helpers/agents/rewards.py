@@ -81,7 +81,8 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, dict):
         completion = [completion]
     if isinstance(completion, (list, tuple)):
-        parts = [m.get("content") for m in completion if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+        parts = [m.get("content") for m in completion
+                 if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
         if all(isinstance(p, str) for p in parts):
             return "".join(parts)
     raise TypeError(f"completion: expected text or a list of messages, got {type(completion).__name__}")

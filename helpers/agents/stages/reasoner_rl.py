@@ -96,10 +96,11 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
     import torch
     rl, on_gpu = cfg.rl, torch.cuda.is_available()
     return dict(
-        output_dir=str(RunLayout.of(cfg).rl_checkpoints), per_device_train_batch_size=rl.prompts_per_step * rl.num_generations,
-        gradient_accumulation_steps=1, num_generations=rl.num_generations, max_completion_length=rl.max_completion_tokens,
-        max_prompt_length=cfg.model.max_seq_len, beta=rl.beta, learning_rate=rl.lr, lr_scheduler_type="constant",
-        max_steps=rl.steps, temperature=rl.temperature, logging_steps=1, save_strategy="steps", save_steps=rl.save_steps,
+        output_dir=str(RunLayout.of(cfg).rl_checkpoints), gradient_accumulation_steps=1,
+        per_device_train_batch_size=rl.prompts_per_step * rl.num_generations, num_generations=rl.num_generations,
+        max_completion_length=rl.max_completion_tokens, max_prompt_length=cfg.model.max_seq_len, beta=rl.beta,
+        learning_rate=rl.lr, lr_scheduler_type="constant", max_steps=rl.steps, temperature=rl.temperature,
+        logging_steps=1, save_strategy="steps", save_steps=rl.save_steps,
         save_total_limit=cfg.train.keep_checkpoints or None, report_to="none", seed=cfg.seed, data_seed=cfg.seed,
         # mixed precision only on a GPU with 16-bit weights; trl defaults bf16 on, which a CPU must not get
         bf16=on_gpu and info["dtype"] == "bfloat16", fp16=on_gpu and info["dtype"] == "float16", use_cpu=not on_gpu,
@@ -279,7 +280,8 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "steps": trainer.state.global_step, "resumed_from_step": resumed["step"] if resumed else None,
             "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
             "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
-            "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(), "zero_reasons": dict(sorted(book.reasons.items())),
+            "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(),
+            "zero_reasons": dict(sorted(book.reasons.items())),
             "seconds_per_step": round(sum(seconds) / len(seconds), 3) if seconds else None,
             "wall_seconds": round(time.time() - t0, 2), "per_step": rows, "samples": book.samples[-16:],
             "grpo_args_dropped": dropped, "adapter": lay.rel(lay.adapter_dir(REASONER_RL)),
