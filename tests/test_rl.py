@@ -262,7 +262,8 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert report["samples"] and all(s["key"] == keys[s["id"]] and s["correct"] == float(s["letter"] == s["key"])
                                      for s in report["samples"])
     assert report["completions_scored"] == 2 * cfg.rl.prompts_per_step * cfg.rl.num_generations
-    assert 0 < report["rewards_overall"]["correct"] < 1  # the group's replies differed: there was something to learn
+    # some group's replies scored differently (letters right, wrong or missing), so there was something to learn
+    assert any(r["reward_std"] > 0 for r in report["per_step"])
     assert [r["step"] for r in report["per_step"]] == [1, 2] and report["seconds_per_step"] > 0
     assert set(report["rewards"]["first"]) == set(rewards.REWARDS)
     assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(cfg.agents.puzzle_kinds)
