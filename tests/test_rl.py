@@ -174,6 +174,28 @@ def test_old_and_new_trl_names_are_chosen_and_a_missing_essential_refused():
         reasoner_rl.grpo_config_kwargs(_wanted(cfg), set(_wanted(cfg)) - {"num_generations"})
 
 
+# ---------------------------------------------------------------- resume
+def test_resume_follows_latest_json_only_to_a_whole_checkpoint_of_the_same_settings(tmp_path):
+    from helpers.train import checkpoints as ckpt
+    out = tmp_path / "reasoner_rl"
+    assert reasoner_rl.find_resume(out, {"rl.beta": 0.04}, True) is None  # nothing saved yet: start
+    done = out / "checkpoints" / "checkpoint-2"
+    done.mkdir(parents=True)
+    for name in ckpt.REQUIRED:
+        (done / name).write_text("{}")
+    (out / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n{"step": 3}\n')  # step 3 logged, never saved
+    io.write_json(out / ckpt.LATEST, {"step": 2, "path": "checkpoints/checkpoint-2", "metrics_lines": 2,
+                                      "fingerprint": {"rl.beta": 0.04}})
+    found, latest = reasoner_rl.find_resume(out, {"rl.beta": 0.04}, True)
+    assert found == done and latest["step"] == 2 and len(io.read_jsonl(out / "metrics.jsonl")) == 2
+    with pytest.raises(ValueError, match="rl.beta"):
+        reasoner_rl.find_resume(out, {"rl.beta": 0.0}, True)
+    (done / "optimizer.pt").unlink()  # latest.json names a checkpoint that lost a file: said, never half-loaded
+    with pytest.raises(InputError, match="optimizer.pt"):
+        reasoner_rl.find_resume(out, {"rl.beta": 0.04}, True)
+    assert reasoner_rl.find_resume(out, {"rl.beta": 0.04}, False) is None and not (out / ckpt.LATEST).exists()
+
+
 # ---------------------------------------------------------------- the prompts
 def _question_and_choices(prompt: list[dict]) -> tuple[str, list[str]]:
     """The question and choices back out of the reasoning prompt's user turn."""
