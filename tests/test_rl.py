@@ -102,8 +102,8 @@ def test_a_reward_that_raises_gives_a_counted_zero_and_the_run_goes_on():
     f = rewards.guarded("broken", broken, book)
     assert f(prompts=[None, None], completions=["Answer: A", 42]) == [0.0, 0.0]
     assert book.reasons == {"broken:error:RuntimeError": 1, "broken:error:TypeError": 1}
-    (correct, _, _), book = _score(["Answer: A"], ["not a letter"])  # a bad key column: counted, not raised
-    assert correct == [0.0] and book.reasons == {"correct:error:KeyError": 1}
+    (correct, _, _), book = _score(["Answer: A", "Answer: A"], ["not a letter", "AB"])  # a bad key: counted
+    assert correct == [0.0, 0.0] and book.reasons == {"correct:error:KeyError": 2}
     assert f.__name__ == "broken"  # TRL logs rewards/<name>/mean
 
 

@@ -136,8 +136,8 @@ def guarded(name: str, score: Callable[[str, str, dict], float], book: RewardBoo
         book.calls[name] += 1
         out = []
         for i, completion in enumerate(completions):
+            row = _row(columns, i)
             try:
-                row = _row(columns, i)
                 text, letter_ = _check(completion)
                 value = float(score(text, letter_, row))
             except Unscorable as exc:
@@ -146,7 +146,7 @@ def guarded(name: str, score: Callable[[str, str, dict], float], book: RewardBoo
             except Exception as exc:  # a reward that raises never stops the run: a counted zero
                 value = 0.0
                 book.reasons[f"{name}:error:{type(exc).__name__}"] += 1
-            book.add(name, value, _row(columns, i).get("kind"))
+            book.add(name, value, row.get("kind"))
             out.append(value)
         return out
     reward.__name__ = reward.__qualname__ = name  # TRL logs rewards/<name>/mean by the function's name
@@ -163,7 +163,7 @@ def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None) ->
 
     def correct(text: str, letter_: str, row: dict) -> float:
         key = row.get("key")
-        if not isinstance(key, str) or key not in LETTERS:
+        if not isinstance(key, str) or len(key) != 1 or key not in LETTERS:
             raise KeyError(f"key column: expected a letter, got {key!r}")
         value = float(letter_ == key)
         book.samples.append({"id": row.get("id"), "letter": letter_, "key": key, "correct": value})
