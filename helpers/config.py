@@ -44,6 +44,7 @@ def cache_root() -> Path:
 # ---------------------------------------------------------------- the typed sections
 WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/writer/): not an ensemble member
 REASONER = "reasoner"  # the reasoning A-agent's adapter ("reason, then the letter"): not an ensemble member
+REASONER_RL = "reasoner_rl"  # the reasoner after reinforcement (the rl section): not an ensemble member
 RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the reasoning A-agent (the reasoner section)"}
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
@@ -150,6 +151,23 @@ class OwnAdapterSettings:
 
 
 @dataclass(frozen=True)
+class RLSettings:
+    """rl: the reasoner's reinforcement stage (helpers.agents.stages.reasoner_rl): GRPO on fresh solver-proven puzzles
+    with the kit's rewards (helpers.agents.rewards)."""
+    prompts: int = setting(integer(0))
+    levels: list = setting(list_of(one_of_int(1, 2, 3)))
+    num_generations: int = setting(integer(2))
+    prompts_per_step: int = setting(integer(1))
+    max_completion_tokens: int = setting(integer(1, 512))
+    token_budget: int = setting(integer(1, 512))
+    beta: float = setting(number(low=0))
+    lr: float = setting(number(low=0))
+    steps: int = setting(integer(1))
+    temperature: float = setting(number(low=0.01))
+    save_steps: int = setting(integer(1))
+
+
+@dataclass(frozen=True)
 class AgentsSettings:
     """agents: the Q- and A-agents of notebook 08 and the export."""
     topics_file: str = setting(text)
@@ -185,6 +203,7 @@ class Profile:
     eval: EvalSettings = section(EvalSettings)
     writer: OwnAdapterSettings = section(OwnAdapterSettings)  # the Q-agent's question writer (notebook 08)
     reasoner: OwnAdapterSettings = section(OwnAdapterSettings)  # the reasoning A-agent (notebook 08)
+    rl: RLSettings = section(RLSettings)  # the reasoner's reinforcement stage (helpers.agents.stages.reasoner_rl)
     agents: AgentsSettings = section(AgentsSettings)
 
     def as_dict(self) -> dict:
@@ -293,7 +312,7 @@ def check_complete(values: dict, where: Any) -> None:
         missing = [k for k in required_keys(AdapterSpec) if k not in spec]
         if missing:
             raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
-    for name, owner in RESERVED.items():
+    for name, owner in {**RESERVED, REASONER_RL: "the reasoner after reinforcement (the rl section)"}.items():
         if name in values["models"]:
             raise InputError(where, None, f"models.{name}", f"reserved for {owner}")
 

@@ -206,6 +206,22 @@ class RunLayout:
         return self.agents_dir / "reasoner.json"
 
     @property
+    def rl_data(self) -> Path:
+        """The reinforcement stage's prompts: fresh solver-proven puzzles with their key (its adapter:
+        adapter_dir(config.REASONER_RL), its checkpoints: rl_checkpoints)."""
+        return self.agents_dir / "reasoner_rl_prompts.jsonl"
+
+    @property
+    def rl_report(self) -> Path:
+        """The reinforcement stage's report: rewards per logged step, seconds per step, zero rewards by reason."""
+        return self.agents_dir / "reasoner_rl.json"
+
+    @property
+    def rl_checkpoints(self) -> Path:
+        """The reinforcement stage's trainer checkpoints (checkpoint-<step>/, pointed at by latest.json beside it)."""
+        return self.model_dir(config.REASONER_RL) / "checkpoints"
+
+    @property
     def export_dir(self) -> Path:
         return self.agents_dir / "export"
 

@@ -9,6 +9,7 @@ What plays a match (this folder):
     question    the Q-agent;  writer: model-written questions, proven before use;  topics: the topics file
     inputs      harness prompts and question objects parsed leniently;  json_repair: model JSON mended
     timing      budgets and latency summaries
+    rewards     the reasoner's verifiable rewards (correct letter, answer filter, token budget) for reinforcement
 The offline stages (`python -m helpers.agents.stages writer|reasoner`):
     stages.own_adapter      an agent's own adapter (writer, reasoner) trained by the notebooks' machinery
     stages.writer_data      training chats for a question writer (the harness's prompt -> a generated question's JSON)
@@ -17,6 +18,7 @@ The offline stages (`python -m helpers.agents.stages writer|reasoner`):
     stages.reasoner_data    training chats for the reasoner (a solver's deduction, then the letter)
     stages.reasoner_train   the reasoner's stage: its adapter trained, then measured; the mode written to the run
     stages.reasoner_measure letter-only against reasoning, and the answer_mode that justifies
+    stages.reasoner_rl      the reasoner's reinforcement stage: GRPO (TRL + PEFT) on fresh puzzles with the kit's rewards
 The organisers' harness (`python -m helpers.agents question|answer`, `python -m helpers.agents.harness export`):
     harness.kit_agents      QAgent/AAgent classes the organisers' scripts import
     harness.export          the harness folder: class files, kit_agent.json, adapters, the kit's helpers

@@ -2,6 +2,7 @@
 
     python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON]
     python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
+    python -m helpers.agents.stages rl --profile cpu [--run NAME] [--overrides JSON] [--no-resume]
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import sys
 
 from helpers import config, env
-from helpers.agents.stages import reasoner_measure, reasoner_train, writer_measure, writer_train
+from helpers.agents.stages import reasoner_measure, reasoner_rl, reasoner_train, writer_measure, writer_train
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -19,13 +20,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m helpers.agents.stages", description=__doc__.splitlines()[0])
     stages = ap.add_subparsers(dest="stage", required=True)
     for name, what in (("writer", "train the question writer, measure it against the base -> agents/writer.json"),
-                       ("reasoner", "train the reasoner, measure it against letter scoring -> agents/reasoner.json")):
+                       ("reasoner", "train the reasoner, measure it against letter scoring -> agents/reasoner.json"),
+                       ("rl", "GRPO from the trained reasoner on fresh puzzles -> models/reasoner_rl, "
+                              "agents/reasoner_rl.json")):
         sp = stages.add_parser(name, help=what, description=what)
         sp.add_argument("--profile", default="smoke", help=f"one of {', '.join(config.available_profiles())}")
         sp.add_argument("--run", default=None, help="run name (default: the profile's)")
         sp.add_argument("--overrides", default="{}", help=f'JSON of dotted keys, e.g. \'{{"{name}.examples": 400}}\'')
         if name == "reasoner":
             sp.add_argument("--measure-only", action="store_true", help="measure the trained reasoner without training")
+        if name == "rl":
+            sp.add_argument("--no-resume", action="store_true", help="start over instead of resuming a checkpoint")
     return ap.parse_args(argv)
 
 
@@ -44,14 +49,24 @@ def run_reasoner(cfg: config.Profile, rec: dict, *, measure_only: bool) -> str:
     return reasoner_measure.describe(reasoner_train.measure_run(cfg, recommendation=rec))
 
 
+def run_rl(cfg: config.Profile, rec: dict, *, resume: bool) -> str:
+    """GRPO on the profile's rl settings; its rewards first and last, seconds per step and zero rewards by reason."""
+    r = reasoner_rl.train(cfg, recommendation=rec, resume=resume, quiet=False)
+    return (f"[rl] {r['steps']} steps from the {r['start']['from']} reasoner, {r['seconds_per_step']} s/step; rewards "
+            f"{r['rewards']['first']} -> {r['rewards']['last']}; zero rewards {r['zero_reasons'] or 'none'}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: `writer` or `reasoner`, then the profile and run."""
+    """Command line: `writer`, `reasoner` or `rl`, then the profile and run."""
     args = parse(argv)
     try:
         cfg = config.load_profile(args.profile, args.run, json.loads(args.overrides or "{}"))
         rec = env.read_recommendation(cfg)
-        text = (run_writer(cfg, rec) if args.stage == "writer"
-                else run_reasoner(cfg, rec, measure_only=args.measure_only))
+        if args.stage == "rl":
+            text = run_rl(cfg, rec, resume=not args.no_resume)
+        else:
+            text = (run_writer(cfg, rec) if args.stage == "writer"
+                    else run_reasoner(cfg, rec, measure_only=args.measure_only))
     except (KeyError, ValueError) as exc:  # InputError is a ValueError: it names the file and key
         print(f"{args.stage}: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,323 @@
+"""The reasoner's reinforcement stage: GRPO with verifiable rewards (docs/rl.md).
+
+Fresh solver-proven puzzles (a seed stream of their own: not the supervised chats', not the held-out measure's) under
+the reasoning prompt, each with its key letter, written to runs/<run>/agents/ (RunLayout.rl_data); TRL's GRPOTrainer
+with PEFT samples `rl.num_generations` replies per puzzle and scores each with the kit's rewards
+(helpers.agents.rewards: correct letter, answer filter, token budget). It starts from the supervised reasoner adapter
+(config.REASONER) when it is trained, else from a fresh LoRA of the `reasoner:` adapter settings (the report says
+which). Checkpoints go under models/reasoner_rl/checkpoints/, pointed at by latest.json only once complete, so a crash
+resumes from the last whole one; the final adapter replaces models/reasoner_rl/adapter/ in one rename; the report
+(RunLayout.rl_report) holds each reward's mean per logged step, seconds per step and zero rewards by reason.
+
+The model loads through helpers.models.load_model, so on a GPU with Unsloth it is Unsloth's model (imported before
+trl, as Unsloth requires); only the CPU path (transformers + PEFT) is exercised by the tests. Works with trl 0.19
+(the challenge container) and trl 1.x: GRPOConfig's arguments are chosen from its installed fields (grpo_config_kwargs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from helpers import config, io, puzzles
+from helpers.agents import rewards
+from helpers.agents.reasoner import REASONER_SYSTEM, reasoner_messages
+from helpers.agents.stages.reasoner_data import puzzle_cycle
+from helpers.config import REASONER, REASONER_RL
+from helpers.layout import RunLayout
+from helpers.records import LETTERS
+
+# GRPOConfig arguments a run cannot do without: a trl that lacks one is refused, never silently run with its default.
+ESSENTIAL = ("num_generations", "max_completion_length", "beta", "learning_rate", "max_steps",
+             "per_device_train_batch_size", "temperature")
+RESUMABLE_CHANGES = ("steps", "save_steps")  # rl settings a resumed run may change: the steps before are the same
+LOGGED = ("loss", "kl", "reward", "reward_std", "completions/mean_length", "completions/clipped_ratio", "step_time")
+
+
+# ---------------------------------------------------------------- the prompts
+def rl_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
+    """n fresh solver-proven puzzles as GRPO rows: "prompt" (the reasoning prompt's messages), "key" (the solver's
+    letter), "id", "kind", "level"; every family x level in turn, the key letter moving on each round."""
+    rng, out = random.Random(f"reasoner-rl:{seed}"), []
+    for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"rl-{seed}-{i:05d}")
+        out.append({"id": rec["id"], "prompt": reasoner_messages(rec), "key": LETTERS[rec["answer"]],
+                    "kind": kind, "level": level})
+    return out
+
+
+def check_settings(rl: config.RLSettings) -> None:
+    """The rl section's settings that only make sense together (each key alone is checked when the profile loads)."""
+    if rl.prompts <= 0:
+        raise ValueError("rl.prompts is 0: this profile runs no reinforcement stage")
+    if rl.token_budget > rl.max_completion_tokens:
+        raise ValueError(f"rl.token_budget {rl.token_budget} is over rl.max_completion_tokens "
+                         f"{rl.max_completion_tokens}: no reply could ever be penalised for its length")
+    if rl.prompts < rl.prompts_per_step:
+        raise ValueError(f"rl.prompts {rl.prompts} is under rl.prompts_per_step {rl.prompts_per_step}")
+
+
+def build_prompts(cfg: config.Profile) -> Path:
+    """runs/<run>/agents/reasoner_rl_prompts.jsonl: rl.prompts puzzles over agents.puzzle_kinds x rl.levels
+    (deterministic for the profile's seed, so a rebuild resumes the same run)."""
+    check_settings(cfg.rl)
+    path = RunLayout.of(cfg).rl_data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    io.write_jsonl(path, rl_records(cfg.rl.prompts, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.rl.levels))
+    return path
+
+
+# ---------------------------------------------------------------- GRPOConfig, from what the installed trl accepts
+def accepted_fields(config_cls: type) -> set[str]:
+    """The init fields of a config dataclass (GRPOConfig)."""
+    return {f.name for f in dataclasses.fields(config_cls) if f.init}
+
+
+def grpo_config_kwargs(wanted: dict, accepted: Iterable[str]) -> tuple[dict, list[str]]:
+    """GRPOConfig keywords from canonical names (helpers.train.hf's renames: use_cpu/no_cuda, eval_strategy, ...):
+    (kwargs, dropped names). A name this trl lacks is dropped (max_prompt_length is gone in trl 1.x), unless it is
+    ESSENTIAL: then ValueError."""
+    from helpers.train.hf import compat_training_kwargs
+    kwargs, dropped = compat_training_kwargs(wanted, accepted)
+    missing = [k for k in ESSENTIAL if k in dropped]
+    if missing:
+        raise ValueError(f"the installed trl's GRPOConfig has no {', '.join(missing)}: the reinforcement stage needs "
+                         "trl 0.19 or newer")
+    return kwargs, dropped
+
+
+def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: bool) -> dict:
+    """The GRPOConfig the profile asks for, by canonical names: one optimizer step per generation batch of
+    prompts_per_step x num_generations completions, constant lr, checkpoints every rl.save_steps."""
+    import torch
+    rl, on_gpu = cfg.rl, torch.cuda.is_available()
+    return dict(
+        output_dir=str(RunLayout.of(cfg).rl_checkpoints), gradient_accumulation_steps=1,
+        per_device_train_batch_size=rl.prompts_per_step * rl.num_generations, num_generations=rl.num_generations,
+        max_completion_length=rl.max_completion_tokens, max_prompt_length=cfg.model.max_seq_len, beta=rl.beta,
+        learning_rate=rl.lr, lr_scheduler_type="constant", max_steps=rl.steps, temperature=rl.temperature,
+        logging_steps=1, save_strategy="steps", save_steps=rl.save_steps,
+        save_total_limit=cfg.train.keep_checkpoints or None, report_to="none", seed=cfg.seed, data_seed=cfg.seed,
+        # mixed precision only on a GPU with 16-bit weights; trl defaults bf16 on, which a CPU must not get
+        bf16=on_gpu and info["dtype"] == "bfloat16", fp16=on_gpu and info["dtype"] == "float16", use_cpu=not on_gpu,
+        # as load_model set it up (the Trainer turns it off when told False): non-reentrant, as the profile asks
+        gradient_checkpointing=bool(info["gradient_checkpointing"]),
+        gradient_checkpointing_kwargs={"use_reentrant": False}, max_grad_norm=cfg.train.max_grad_norm, weight_decay=0.0,
+        # the reply ends where the reasoner's does: the template's end of turn (trl 0.19 stops at EOS only)
+        generation_kwargs={"eos_token_id": stop_ids}, disable_tqdm=quiet, dataloader_num_workers=0,
+        remove_unused_columns=False, log_level="warning", log_completions=False)
+
+
+# ---------------------------------------------------------------- the policy
+def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, Any, dict, dict]:
+    """(peft model, tokenizer, load info, where it started): the supervised reasoner adapter, trainable, when it is
+    trained; else a fresh adapter of the reasoner's settings."""
+    from transformers import set_seed
+
+    from helpers.models import add_adapter, load_adapter, load_model, missing_adapter_files
+    model, tokenizer, info = load_model(cfg.model.base, model=cfg.model, recommendation=recommendation,
+                                        for_training=True, train=cfg.train)
+    set_seed(cfg.seed)
+    lay = RunLayout.of(cfg)
+    supervised = lay.adapter_dir(REASONER)
+    missing = missing_adapter_files(supervised)
+    if not missing:
+        model = load_adapter(model, supervised, is_trainable=True)
+        start = {"from": "supervised", "adapter": lay.rel(supervised)}
+    else:
+        model = add_adapter(model, cfg.reasoner.adapter, cfg.train.target_modules, backend=info["backend"],
+                            seed=cfg.seed, gradient_checkpointing=info["gradient_checkpointing"])
+        start = {"from": "fresh", "why": f"no supervised reasoner ({lay.rel(missing[0])} missing): a fresh "
+                                         f"{cfg.reasoner.adapter.method} r={cfg.reasoner.adapter.r} adapter"}
+    tokenizer.padding_side = "left"  # generation pads on the left
+    return model, tokenizer, info, start
+
+
+# ---------------------------------------------------------------- checkpoints and resume
+def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
+    """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
+    be resumed for more steps), the base, the seed, the prompts and the starting adapter (its weights' hash)."""
+    import hashlib
+    lay = RunLayout.of(cfg)
+    weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
+    start_sha = hashlib.sha256(weights.read_bytes()).hexdigest() if start["from"] == "supervised" else "fresh"
+    rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
+    return {**rl, "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
+            "adapter": config.as_dict(cfg.reasoner.adapter), "target_modules": list(cfg.train.target_modules),
+            "prompts_sha256": hashlib.sha256(prompts.read_bytes()).hexdigest()}
+
+
+def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, dict] | None:
+    """(checkpoint dir, latest.json) to resume from, or None (resume=False clears the folder's outputs first). A
+    checkpoint of other settings is refused, naming them."""
+    from helpers import layout
+    from helpers.train import checkpoints as ckpt
+    if not resume:
+        ckpt.clear_outputs(out_dir)
+        return None
+    found = ckpt.latest_checkpoint(out_dir)  # None, or a complete checkpoint (a missing file is an InputError)
+    if found is None:
+        return None
+    latest = io.read_json(out_dir / ckpt.LATEST)
+    diff = ckpt.fingerprint_diff(latest.get("fingerprint", {}), ckpt.to_jsonable(fingerprint))
+    if diff:
+        raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): run with resume=False "
+                         "to start over, or restore them")
+    ckpt.truncate_lines(out_dir / layout.METRICS, int(latest["metrics_lines"]))
+    return found[0], latest
+
+
+def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict) -> Any:
+    """A TrainerCallback: each logged step's rewards and losses appended to models/reasoner_rl/metrics.jsonl with its
+    seconds; after each checkpoint is whole, latest.json pointed at it (with the fingerprint and the reward counts)."""
+    from transformers import TrainerCallback
+
+    from helpers import layout
+    from helpers.train import checkpoints as ckpt
+
+    class StepLog(TrainerCallback):
+        def __init__(self) -> None:
+            self.metrics, self.seconds, self.t = out_dir / layout.METRICS, [], None
+            self.lines = len(io.read_jsonl(self.metrics)) if self.metrics.exists() else 0
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self.t is not None:
+                self.seconds.append(time.perf_counter() - self.t)
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
+            if not logs or "train_runtime" in logs:  # the run's closing summary is no step
+                return
+            row = {"step": state.global_step, "seconds": round(self.seconds[-1], 3) if self.seconds else None}
+            row.update({k: round(float(v), 5) for k, v in logs.items()
+                        if v is not None and (k in LOGGED or k.startswith("rewards/"))})
+            with open(self.metrics, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+            self.lines += 1
+
+        def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            path = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            io.write_json(out_dir / ckpt.LATEST, {
+                "step": state.global_step, "path": path.relative_to(out_dir).as_posix(),
+                "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "fingerprint": ckpt.to_jsonable(fingerprint),
+                "metrics_lines": self.lines, "rewards": book.state()})
+
+    return StepLog()
+
+
+# ---------------------------------------------------------------- the run
+def save_adapter(model: Any, out_dir: Path) -> Path:
+    """The trained adapter ("default": not trl's frozen "ref" copy) under <out_dir>/adapter, replaced in one rename."""
+    import os
+    import shutil
+
+    from helpers import layout
+    from helpers.train import checkpoints as ckpt
+    tmp = out_dir / f".adapter.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp), selected_adapters=["default"])
+    return ckpt.replace_dir(tmp, out_dir / layout.ADAPTER)
+
+
+def reward_curve(rows: list[dict]) -> dict:
+    """Each reward's mean at the first and the last logged step, and per step (the curve)."""
+    names = [f"rewards/{n}/mean" for n in rewards.REWARDS]
+    curve = {n.split("/")[1]: [r.get(n) for r in rows] for n in names}
+    return {"first": {k: v[0] for k, v in curve.items() if v}, "last": {k: v[-1] for k, v in curve.items() if v},
+            "per_step": curve}
+
+
+def plot_steps(rows: list[dict], path: Path, title: str = "") -> Path | None:
+    """The run's curves as a PNG (no pyplot: headless-safe): each reward's mean, the loss and KL, seconds per step."""
+    if not rows:
+        return None
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(13, 3.6), layout="constrained")
+    ax_r, ax_l, ax_s = fig.subplots(1, 3)
+    x = [r["step"] for r in rows]
+    for name in rewards.REWARDS:
+        ax_r.plot(x, [r.get(f"rewards/{name}/mean") for r in rows], marker=".", label=name)
+    ax_r.set(title="reward means (group of completions)", xlabel="step", ylabel="reward")
+    ax_r.legend(fontsize="small")
+    for key in ("loss", "kl"):
+        ax_l.plot(x, [r.get(key) for r in rows], marker=".", label=key)
+    ax_l.set(title="GRPO loss and KL", xlabel="step")
+    ax_l.legend(fontsize="small")
+    ax_s.plot(x, [r.get("seconds") for r in rows], marker=".", color="#2ca02c")
+    ax_s.set(title="seconds per step (generation included)", xlabel="step", ylabel="s")
+    if title:
+        fig.suptitle(title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def kl_reference(model: Any, beta: float) -> str:
+    """What the KL term holds the policy to: trl 1.x copies the starting adapter ("ref"); trl 0.19 disables the
+    adapters (the base model)."""
+    if beta == 0:
+        return "none (beta 0)"
+    return "the starting adapter" if "ref" in getattr(model, "peft_config", {}) else "the base model (adapters off)"
+
+
+def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.RewardBook, trainer: Any,
+               dropped: list[str], resumed: dict | None, t0: float) -> dict:
+    """agents/reasoner_rl.json: where it started, the rewards per logged step (first, last, curve), seconds per step,
+    zero rewards by reason, the letters read against the keys, and the versions and settings that made it."""
+    lay = RunLayout.of(cfg)
+    rows = io.read_jsonl(lay.metrics(REASONER_RL))
+    plot = plot_steps(rows, lay.training_plot(REASONER_RL), title=f"{REASONER_RL} (GRPO, {cfg.run})")
+    seconds = [r["seconds"] for r in rows if r.get("seconds") is not None]
+    params = {"rl": config.as_dict(cfg.rl), "reasoner_adapter": config.as_dict(cfg.reasoner.adapter),
+              "base": cfg.model.base, "seed": cfg.seed, "profile": cfg.profile, "run": cfg.run}
+    return {**io.stamp(params), "start": start, "backend": info["backend"], "trl": io.package_version("trl"),
+            "steps": trainer.state.global_step, "resumed_from_step": resumed["step"] if resumed else None,
+            "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
+            "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
+            "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(),
+            "zero_reasons": dict(sorted(book.reasons.items())),
+            "seconds_per_step": round(sum(seconds) / len(seconds), 3) if seconds else None,
+            "wall_seconds": round(time.time() - t0, 2), "per_step": rows, "samples": book.samples[-16:],
+            "grpo_args_dropped": dropped, "adapter": lay.rel(lay.adapter_dir(REASONER_RL)),
+            "plot": lay.rel(plot) if plot else None,
+            "token_budget": cfg.rl.token_budget}
+
+
+def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bool = True,
+          quiet: bool = True) -> dict:
+    """Build the prompts, run GRPO from the supervised reasoner (or a fresh adapter), save the adapter and write the
+    report (returned). A checkpoint of the same settings is resumed; resume=False starts over."""
+    from helpers.models.members import apply_cpu_threads, cpu_threads
+    from helpers.scoring import end_of_turn_ids
+    t0 = time.time()
+    lay = RunLayout.of(cfg)
+    prompts = build_prompts(cfg)
+    out_dir = lay.made(lay.model_dir(REASONER_RL))
+    model, tokenizer, info, start = load_policy(cfg, recommendation)
+    fingerprint = fingerprint_of(cfg, prompts, start)
+    found = find_resume(out_dir, fingerprint, resume)
+    apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
+    funcs, book = rewards.make_rewards(tokenizer, cfg.rl.token_budget)
+    if found:
+        book.restore(found[1].get("rewards", {}))
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+    kwargs, dropped = grpo_config_kwargs(wanted_args(cfg, info, end_of_turn_ids(tokenizer, REASONER_SYSTEM),
+                                                     quiet=quiet), accepted_fields(GRPOConfig))
+    log = step_logger(out_dir, book, fingerprint)
+    trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=GRPOConfig(**kwargs),
+                          train_dataset=Dataset.from_list(io.read_jsonl(prompts)), processing_class=tokenizer,
+                          callbacks=[log])
+    trainer.train(resume_from_checkpoint=str(found[0]) if found else None)
+    save_adapter(trainer.model, out_dir)
+    report = run_report(cfg, start=start, info=info, book=book, trainer=trainer, dropped=dropped,
+                        resumed=found[1] if found else None, t0=t0)
+    lay.made(lay.agents_dir)
+    io.write_json(lay.rl_report, report)
+    return report
