@@ -67,6 +67,11 @@ def share_or_auto(value: Any) -> float | str:
     return value if value == "auto" else number(0, 1)(value)
 
 
+def or_auto(inner: Check) -> Check:
+    """auto (derived by the kit from other settings), or what `inner` accepts."""
+    return lambda value: value if value == "auto" else inner(value)
+
+
 def text(value: Any) -> str:
     """A non-empty string."""
     if not isinstance(value, str) or not value.strip():

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from helpers.checks import (Check, flag, flag_or_auto, integer, list_of, number, one_of, one_of_int,
-                            optional, puzzle_kind, share_or_auto, text)
+                            optional, or_auto, puzzle_kind, share_or_auto, text)
 from helpers.io import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +159,7 @@ class RLSettings:
     num_generations: int = setting(integer(2))
     prompts_per_step: int = setting(integer(1))
     max_completion_tokens: int = setting(integer(1, 512))
-    token_budget: int = setting(integer(1, 512))
+    token_budget: int | str = setting(or_auto(integer(1, 512)))  # auto: reasoner.token_budget(agents)
     beta: float = setting(number(low=0))
     lr: float = setting(number(low=0))
     steps: int = setting(integer(1))
@@ -184,6 +184,7 @@ class AgentsSettings:
     answer_chunk_size: int = setting(integer(1))
     answer_mode: str = setting(one_of("auto", *ANSWER_MODES))  # auto: notebook 08's measurement decides
     reason_max_tokens: int = setting(integer(1, 512))
+    decode_ms_per_token: float = setting(number(low=0.01))  # the target machine's, writing a chunk of answers
 
 
 @dataclass(frozen=True)

@@ -250,6 +250,30 @@ def test_a_family_without_a_deduction_is_left_out_and_counted():
         reasoner_data.reasoner_records(4, seed=2, kinds=["seating_square", "seating_row_facing"], levels=[1])
 
 
+def test_reasoning_over_the_token_budget_is_redrawn_and_the_shortest_kept_when_none_fits():
+    words = lambda text: len(text.split())  # noqa: E731 - a tokenizer's count stand-in: one token a word
+    counts = Counter()
+    recs = reasoner_data.reasoner_records(12, seed=4, kinds=["seating_circular", "family"], levels=[2], stats=counts,
+                                          tokens=words, budget=40)
+    inside = [r for r in recs if words(r["chat"][-1]["content"].rsplit(reasoner.ANSWER_MARK, 1)[0]) <= 40]
+    assert len(recs) == 12 and len(inside) == 12 - counts["kept_shortest:over_token_budget"]
+    assert counts["redrawn:over_token_budget"] >= 1, counts  # circular level-2 deductions run ~39 words (median)
+    none_fit = Counter()
+    tight = reasoner_data.reasoner_records(4, seed=4, kinds=["seating_circular"], levels=[2], stats=none_fit,
+                                           tokens=words, budget=1)
+    assert len(tight) == 4 and none_fit["kept_shortest:over_token_budget"] == 4
+    assert none_fit["redrawn:over_token_budget"] == 4 * reasoner_data.REDRAWS
+
+
+def test_the_reasoning_token_budget_is_what_finishes_in_time_on_the_target_machine():
+    """3 s (time_margin 0.5 x 6 s) less the letter step's tenth, at the profile's decode speed, at most the cap."""
+    cpu = config.load_profile("cpu").agents  # SmolLM2 on 2 cores: 100 ms a token
+    assert reasoner.token_budget(cpu) == 27
+    assert reasoner.token_budget(dataclasses.replace(cpu, decode_ms_per_token=27.0)) == 100  # a 72B on an MI300X
+    assert reasoner.token_budget(dataclasses.replace(cpu, decode_ms_per_token=27.0, time_margin=1.0)) == 200
+    assert reasoner.token_budget(dataclasses.replace(cpu, decode_ms_per_token=1.0)) == cpu.reason_max_tokens
+
+
 def test_held_out_questions_hide_the_deduction_and_cover_the_families():
     qs = reasoner_measure.held_out(8, seed=3, kinds=["seating_circular", "family"], levels=[1, 2])
     assert {(q["kind"], q["level"]) for q in qs} == {(k, lv) for k in ("seating_circular", "family") for lv in (1, 2)}

@@ -115,8 +115,10 @@ def test_a_budget_under_one_token_is_refused():
 # ---------------------------------------------------------------- the profile section
 def test_the_rl_section_is_typed_and_every_profile_gives_it():
     for name in config.available_profiles():
-        rl = config.load_profile(name).rl
-        assert isinstance(rl, config.RLSettings) and rl.num_generations >= 2 and rl.token_budget <= 512
+        cfg = config.load_profile(name)
+        rl = cfg.rl
+        assert isinstance(rl, config.RLSettings) and rl.num_generations >= 2
+        assert 1 <= reasoner_rl.token_budget(cfg) <= rl.max_completion_tokens <= 512
         reasoner_rl.check_settings(rl)
     assert config.load_profile("smoke", overrides={"rl.beta": 0}).rl.beta == 0.0  # an int becomes a float
 
@@ -138,6 +140,19 @@ def test_settings_that_contradict_each_other_are_refused():
                          ({"rl.prompts": 1}, "prompts_per_step")):
         with pytest.raises(ValueError, match=needle):
             reasoner_rl.check_settings(config.with_overrides(cfg, over).rl)
+
+
+def test_an_auto_budget_is_what_finishes_in_time_on_the_target_machine():
+    """auto: the answer budget (3 s) less the letter step's tenth, at the profile's decode speed, under the cap."""
+    cfg = config.load_profile("cpu")  # 100 ms a token: 2.7 s -> 27 tokens
+    assert cfg.rl.token_budget == "auto" and reasoner_rl.token_budget(cfg) == 27
+    slow = config.with_overrides(cfg, {"agents.decode_ms_per_token": 270.0})
+    assert reasoner_rl.token_budget(slow) == 10
+    fast = config.with_overrides(cfg, {"agents.decode_ms_per_token": 0.5})
+    assert reasoner_rl.token_budget(fast) == cfg.rl.max_completion_tokens  # 5,400 would pass the generation cap
+    assert reasoner_rl.token_budget(config.with_overrides(cfg, {"rl.token_budget": 40})) == 40
+    with pytest.raises(InputError, match="rl.token_budget"):
+        config.load_profile("cpu", overrides={"rl.token_budget": "soon"})
 
 
 def test_the_rl_adapter_name_is_reserved():

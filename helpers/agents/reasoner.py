@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
+from helpers.agents import timing
 from helpers.prompts import MAX_CHOICES, mcq_messages, render_prompt
 from helpers.records import LETTERS
 
@@ -27,6 +28,14 @@ MAX_REASON_TOKENS = 400  # and at most this many of the model's tokens: answer +
 STOPS = ("finished", "token_cap", "deadline", "no_time")
 MIN_WRITE_S = 0.05  # under this, writing is skipped and the letter is scored straight after the prompt
 FIRST_RESERVE_SHARE = 0.1  # the letter step's reserve before one was measured: a tenth of the batch's seconds
+
+
+def token_budget(agents: Any) -> int:
+    """The tokens a deduction can take and still finish inside the answer budget on the profile's target machine:
+    the budget (agents.time_margin x the 6 s limit) less the letter step's first reserve (FIRST_RESERVE_SHARE), at
+    agents.decode_ms_per_token a token, at most agents.reason_max_tokens."""
+    seconds = timing.budget(agents.answer_time_limit_s, agents.time_margin) * (1 - FIRST_RESERVE_SHARE)
+    return max(1, min(int(agents.reason_max_tokens), int(seconds * 1000 / agents.decode_ms_per_token)))
 
 
 def reasoner_reply(explanation: str, letter_: str) -> str:

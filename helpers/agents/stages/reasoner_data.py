@@ -7,14 +7,17 @@ every step proven by the checker and at most 100 words; for the blood-relation f
 chain of links from one person to the other, each stated or derived. A seating family the writer does not cover
 has only the solver's count over every seating ("Of 5,040 seatings: ... -> 600"), which no model can follow: it is
 left out of the chats, and so is a puzzle whose deduction could not be written, checked or kept short (another is
-drawn). Both are counted by reason (reasoner_records' `stats`).
+drawn). Given the profile's reasoning token budget (reasoner.token_budget: what finishes inside the 3 s answer budget
+on the target machine), a chat whose reasoning is longer is redrawn too, and when none of REDRAWS fits, the shortest
+drawn is kept (a model that can finish nothing in time still learns the shortest reasoning). All are counted by
+reason (reasoner_records' `stats`).
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from helpers import puzzles
 from helpers.agents.reasoner import reasoner_messages, reasoner_reply
@@ -53,11 +56,14 @@ def reasoning(rec: dict) -> tuple[str | None, str]:
 
 
 def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int],
-                     stats: Counter | None = None) -> list[dict]:
+                     stats: Counter | None = None, tokens: Callable[[str], int] | None = None,
+                     budget: int | None = None) -> list[dict]:
     """n training records: each a generated puzzle's shared record with "chat": the reasoning prompt and, as the
     reply, its reasoning (reasoning()) then "Answer: <letter>" ("task": "reasoner"; "reasoning": its source). Every
     taught family x level in turn; a combination's key letter moves on each round, so every family and level learns
-    every letter. stats counts the sources, each puzzle redrawn and each family left out, by reason."""
+    every letter. With `tokens` (a tokenizer's count) and `budget`, reasoning over the budget is redrawn (the
+    shortest of REDRAWS kept when none fits). stats counts the sources, each puzzle redrawn and each family left
+    out, by reason."""
     stats = Counter() if stats is None else stats
     kept = taught(kinds)
     for kind in kinds:
@@ -68,16 +74,35 @@ def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequenc
                          f"covers {list(deduction.KINDS)} of the seating ones")
     rng, out = random.Random(f"reasoner:{seed}"), []
     for i, (kind, level, target) in enumerate(puzzle_cycle(n, kept, levels)):
-        for attempt in range(REDRAWS):
-            rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"reasoner-{seed}-{i:06d}-{attempt}")
-            text, source = reasoning(rec)
-            if text is not None:
-                break
-            stats[f"redrawn:{source}"] += 1
-        else:
+        drawn = _draw(rng, kind, level, target, f"reasoner-{seed}-{i:06d}", stats, tokens, budget)
+        if drawn is None:
             stats[f"dropped:{kind}:{level}"] += 1
             continue
+        rec, text, source = drawn
         stats[f"source:{source}"] += 1
         chat = reasoner_messages(rec) + [{"role": "assistant", "content": reasoner_reply(text, LETTERS[rec["answer"]])}]
         out.append({**rec, "chat": chat, "task": "reasoner", "reasoning": source})
     return out
+
+
+def _draw(rng: random.Random, kind: str, level: int, target: int, name: str, stats: Counter,
+          tokens: Callable[[str], int] | None, budget: int | None) -> tuple[dict, str, str] | None:
+    """(record, reasoning, source) of the first of REDRAWS puzzles with reasoning inside the token budget (the
+    shortest when none fits), or None when none has reasoning at all; each redraw counted by reason."""
+    shortest: tuple[int, tuple[dict, str, str]] | None = None
+    for attempt in range(REDRAWS):
+        rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"{name}-{attempt}")
+        text, source = reasoning(rec)
+        if text is None:
+            stats[f"redrawn:{source}"] += 1
+            continue
+        length = tokens(text) if tokens and budget else 0
+        if not budget or length <= budget:
+            return rec, text, source
+        stats["redrawn:over_token_budget"] += 1
+        if shortest is None or length < shortest[0]:
+            shortest = (length, (rec, text, source))
+    if shortest is not None:
+        stats["kept_shortest:over_token_budget"] += 1
+        return shortest[1]
+    return None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from helpers import config, io, puzzles
-from helpers.agents import rewards
+from helpers.agents import reasoner, rewards
 from helpers.agents.reasoner import REASONER_SYSTEM, reasoner_messages
 from helpers.agents.stages.reasoner_data import puzzle_cycle
 from helpers.config import REASONER, REASONER_RL
@@ -50,11 +50,20 @@ def rl_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]
     return out
 
 
+def token_budget(cfg: config.Profile) -> int:
+    """The length reward's budget: rl.token_budget, or with "auto" the tokens a deduction can take inside the answer
+    budget on the profile's target machine (reasoner.token_budget: agents.decode_ms_per_token), at most the
+    generation cap."""
+    if cfg.rl.token_budget != "auto":
+        return int(cfg.rl.token_budget)
+    return min(reasoner.token_budget(cfg.agents), cfg.rl.max_completion_tokens)
+
+
 def check_settings(rl: config.RLSettings) -> None:
     """The rl section's settings that only make sense together (each key alone is checked when the profile loads)."""
     if rl.prompts <= 0:
         raise ValueError("rl.prompts is 0: this profile runs no reinforcement stage")
-    if rl.token_budget > rl.max_completion_tokens:
+    if rl.token_budget != "auto" and rl.token_budget > rl.max_completion_tokens:
         raise ValueError(f"rl.token_budget {rl.token_budget} is over rl.max_completion_tokens "
                          f"{rl.max_completion_tokens}: no reply could ever be penalised for its length")
     if rl.prompts < rl.prompts_per_step:
@@ -140,13 +149,13 @@ def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, 
 # ---------------------------------------------------------------- checkpoints and resume
 def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
     """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
-    be resumed for more steps), the base, the seed, the prompts and the starting adapter (its weights' hash)."""
+    be resumed for more steps) and the token budget they give, the base, the seed, the prompts and the starting adapter (its weights' hash)."""
     import hashlib
     lay = RunLayout.of(cfg)
     weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
     start_sha = hashlib.sha256(weights.read_bytes()).hexdigest() if start["from"] == "supervised" else "fresh"
     rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
-    return {**rl, "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
+    return {**rl, "token_budget": token_budget(cfg), "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
             "adapter": config.as_dict(cfg.reasoner.adapter), "target_modules": list(cfg.train.target_modules),
             "prompts_sha256": hashlib.sha256(prompts.read_bytes()).hexdigest()}
 
@@ -286,7 +295,7 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "wall_seconds": round(time.time() - t0, 2), "per_step": rows, "samples": book.samples[-16:],
             "grpo_args_dropped": dropped, "adapter": lay.rel(lay.adapter_dir(REASONER_RL)),
             "plot": lay.rel(plot) if plot else None,
-            "token_budget": cfg.rl.token_budget}
+            "token_budget": token_budget(cfg), "token_budget_setting": cfg.rl.token_budget}
 
 
 def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bool = True,
@@ -303,7 +312,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     fingerprint = fingerprint_of(cfg, prompts, start)
     found = find_resume(out_dir, fingerprint, resume)
     apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
-    funcs, book = rewards.make_rewards(tokenizer, cfg.rl.token_budget)
+    funcs, book = rewards.make_rewards(tokenizer, token_budget(cfg))
     if found:
         book.restore(found[1].get("rewards", {}))
     from datasets import Dataset

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import config, io
-from helpers.agents import build
+from helpers.agents import build, reasoner
 from helpers.agents.stages import reasoner_data, reasoner_measure
 from helpers.agents.stages.own_adapter import train_own_adapter, write_chats
 from helpers.config import REASONER
@@ -25,11 +25,15 @@ from helpers.layout import RunLayout
 
 def build_data(cfg: config.Profile) -> Path:
     """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels,
-    and beside it their sources and what was left out, counted by reason (reasoner_train.counts.json)."""
+    their reasoning inside the profile's token budget where a draw allows (counted with the base's tokenizer), and
+    beside it their sources and what was left out or redrawn, counted by reason (reasoner_train.counts.json)."""
+    from helpers.models import load_tokenizer
     lay, counts = RunLayout.of(cfg), Counter()
+    tokenizer, budget = load_tokenizer(cfg.model.base, cfg.model), reasoner.token_budget(cfg.agents)
     path = write_chats(cfg, REASONER, lay.reasoner_data, lambda n: reasoner_data.reasoner_records(
-        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels, stats=counts))
-    io.write_json(lay.reasoner_data_counts, dict(sorted(counts.items())))
+        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels, stats=counts,
+        tokens=lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]), budget=budget))
+    io.write_json(lay.reasoner_data_counts, {"token_budget": budget, **dict(sorted(counts.items()))})
     return path
 
 
