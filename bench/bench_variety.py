@@ -90,7 +90,8 @@ def blind_rates(n: int, seed: int, kinds: tuple[str, ...], workers: int | None =
     for kind in kinds:
         recs = puzzles.generate(n, seed=seed, kinds=(kind,), workers=workers)
         groups = [(f"`{kind}`", recs)]
-        for form, label in (("which", "which-expression"), ("statement", "which-statement"), ("true", "which-statement")):
+        forms = (("which", "which-expression"), ("statement", "which-statement"), ("true", "which-statement"))
+        for form, label in forms:
             asked = [r for r in recs if r["puzzle"]["question"][0] == form]
             if asked:
                 groups.append((f"`{kind}` ({len(asked)} {label})", asked))

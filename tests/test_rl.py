@@ -315,3 +315,17 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert more["completions_scored"] == 3 * cfg.rl.prompts_per_step * cfg.rl.num_generations
     with pytest.raises(ValueError, match="rl.beta"):  # a checkpoint of other settings is never resumed
         reasoner_rl.train(config.with_overrides(cfg, {"rl.beta": 0.0}), recommendation=cpu_recommendation())
+
+
+def test_the_memory_estimate_follows_the_profile_and_knows_no_tiny_model():
+    cfg = config.load_profile("mi300x")
+    est = reasoner_rl.memory_estimate(cfg, dtype="bf16", grad_checkpointing=True, backend="transformers")
+    rl = cfg.rl
+    assert est["completions"] == rl.prompts_per_step * rl.num_generations
+    assert est["seq_len"] == reasoner_rl.PROMPT_TOKENS + rl.max_completion_tokens
+    bigger = config.with_overrides(cfg, {"rl.num_generations": 2 * rl.num_generations})
+    more = reasoner_rl.memory_estimate(bigger, dtype="bf16", grad_checkpointing=True, backend="transformers")
+    assert more["kv_cache_gib"] == pytest.approx(2 * est["kv_cache_gib"], abs=0.01)
+    assert more["peak_gib"] > est["peak_gib"]
+    assert reasoner_rl.memory_estimate(config.load_profile("smoke"), dtype="fp32", grad_checkpointing=False,
+                                       backend="transformers") is None

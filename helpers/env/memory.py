@@ -352,9 +352,36 @@ def estimate(model: Any, *, method: str = "lora", dtype: str = "bf16", rank: int
                   "lora_dropout": lora_dropout})
 
 
+def rl_estimate(model: Any, *, completions: int, prompt_len: int, completion_len: int, beta: float,
+                **train: Any) -> dict:
+    """Peak device memory of one GRPO step (the RL stage, helpers.agents.stages.reasoner_rl), in bytes and GiB: the
+    larger of its two phases. Generating: the weights and the adapter's training state, the KV cache of every
+    completion of the step at full length (`completions` = prompts_per_step x num_generations, 16-bit) and the last
+    position's logits. Training: estimate() over those completions as one batch of prompt + completion tokens,
+    plus, with beta > 0, the reference model's per-token log-probabilities (one fp32 number a token; the reference
+    is the base with its adapters off, so its weights are not held twice). `train` goes to estimate()."""
+    s, seq = get_shape(model), prompt_len + completion_len
+    step = estimate(model, batch_size=completions, seq_len=seq, **train)
+    act = 4 if step.settings["dtype"] == "fp32" else 2
+    kv = 2 * s.num_hidden_layers * s.num_key_value_heads * s.head_dim * act * completions * seq
+    generating = (step.weights + step.trainable + step.gradients + step.optimizer + kv
+                  + completions * s.vocab_size * 4 + CONTEXT_BYTES)
+    training = step.total_bytes + (completions * seq * 4 if beta > 0 else 0)
+    peak = max(generating, training)
+    return {"model": step.model, "peak_bytes": int(peak), "peak_gib": round(peak / GIB, 2),
+            "phase": "generating" if generating >= training else "training",
+            "generating_gib": round(generating / GIB, 2), "training_gib": round(training / GIB, 2),
+            "kv_cache_gib": round(kv / GIB, 2), "completions": completions, "seq_len": seq}
+
+
 def fits(est: MemoryEstimate, device_gib: float, headroom: float = 0.05) -> bool:
     """True if the estimate leaves `headroom` (a fraction of the device, default 5%) free."""
-    return est.total_gib <= device_gib * (1 - headroom)
+    return fits_gib(est.total_gib, device_gib, headroom)
+
+
+def fits_gib(peak_gib: float, device_gib: float, headroom: float = 0.05) -> bool:
+    """True if a peak of peak_gib leaves `headroom` (a fraction of the device, default 5%) free."""
+    return peak_gib <= device_gib * (1 - headroom)
 
 
 def fit_table(models: Iterable[Any], device_gib: float, headroom: float = 0.05, **kwargs: Any) -> list[dict]:

@@ -5,12 +5,12 @@ option most similar to the other three, the longest, the shortest, the second sh
 key's rank by length must be uniform), one of a male/female counterpart pair ("Great-uncle | Great-aunt"), the
 position-wise majority over coded expressions ("A # B @ C"), and one of the two middle numbers of four counts ("how
 many sit between": its rank by value must be uniform too), and one of the two options closest to each other with
-names masked (a true statement with a twin of its kind beside two odd ones out). The usual-key strategy (play_usual_key) learns from
-other questions of the family which options are usually the key. The letter strategies see only
-the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current aligned block of
-four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters() measure that
-(tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators' side: it picks
-three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4.
+names masked (a true statement with a twin of its kind beside two odd ones out). The usual-key strategy
+(play_usual_key) learns from other questions of the family which options are usually the key. The letter strategies
+see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current
+aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters()
+measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
+side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4.
 
 No helpers import: the puzzle families import this module, so it imports none of them.
 """

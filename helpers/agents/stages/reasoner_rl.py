@@ -121,6 +121,26 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
         remove_unused_columns=False, log_level="warning", log_completions=False)
 
 
+# ---------------------------------------------------------------- will it fit
+# A reasoning prompt's length for the memory estimate: the longest puzzle prompt is ~260 SmolLM2 tokens
+# (configs/cpu.yaml), so 320 bounds it (trl 0.19 would truncate at model.max_seq_len, far above).
+PROMPT_TOKENS = 320
+
+
+def memory_estimate(cfg: config.Profile, *, dtype: str, grad_checkpointing: bool, backend: str) -> dict | None:
+    """One GRPO step's estimated peak device memory for the profile's base (helpers.env.memory.rl_estimate: the
+    larger of generating and training), or None for a base the estimator does not know (the tiny model)."""
+    from helpers.env import memory
+    rl, adapter = cfg.rl, cfg.reasoner.adapter
+    try:
+        return memory.rl_estimate(cfg.model.base, completions=rl.prompts_per_step * rl.num_generations,
+                                  prompt_len=PROMPT_TOKENS, completion_len=rl.max_completion_tokens, beta=rl.beta,
+                                  method=adapter.method, rank=adapter.r, dtype=dtype, backend=backend,
+                                  grad_checkpointing=grad_checkpointing)
+    except ValueError:
+        return None
+
+
 # ---------------------------------------------------------------- the policy
 def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, Any, dict, dict]:
     """(peft model, tokenizer, load info, where it started): the supervised reasoner adapter, trainable, when it is
@@ -149,7 +169,8 @@ def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, 
 # ---------------------------------------------------------------- checkpoints and resume
 def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
     """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
-    be resumed for more steps) and the token budget they give, the base, the seed, the prompts and the starting adapter (its weights' hash)."""
+    be resumed for more steps) and the token budget they give, the base, the seed, the prompts and the starting
+    adapter (its weights' hash)."""
     import hashlib
     lay = RunLayout.of(cfg)
     weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
