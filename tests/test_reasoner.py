@@ -19,7 +19,7 @@ from helpers.config import REASONER
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.prompts import render_prompt
-from helpers.puzzles import deduction
+from helpers.puzzles import deduction, variety
 from helpers.records import LETTERS
 
 from _tiny import one_torch_thread, tiny_model_dir
@@ -274,6 +274,17 @@ def test_the_reasoning_token_budget_is_what_finishes_in_time_on_the_target_machi
     assert reasoner.token_budget(dataclasses.replace(cpu, decode_ms_per_token=1.0)) == cpu.reason_max_tokens
 
 
+def test_held_out_wordings_the_chats_never_used_are_marked_new():
+    """A held-out puzzle with a sentence template no training chat has is "new" (a family never trained: all new);
+    one whose every sentence a chat has is "seen" (the chats' own puzzles, read back as questions)."""
+    train = reasoner_data.reasoner_records(12, seed=3, kinds=["seating_circular"], levels=[1])
+    other = reasoner_measure.held_out(4, seed=3, kinds=["family_pointing"], levels=[1])
+    own = [{"templates": variety.templates(r)} for r in train[:4]]
+    counts = reasoner_measure.mark_wordings(other + own, train)
+    assert [q["wording"] for q in other] == ["new"] * 4 and [q["wording"] for q in own] == ["seen"] * 4
+    assert counts == Counter(new=4, seen=4)
+
+
 def test_held_out_questions_hide_the_deduction_and_cover_the_families():
     qs = reasoner_measure.held_out(8, seed=3, kinds=["seating_circular", "family"], levels=[1, 2])
     assert {(q["kind"], q["level"]) for q in qs} == {(k, lv) for k in ("seating_circular", "family") for lv in (1, 2)}
@@ -339,11 +350,14 @@ def test_the_measurement_reports_both_modes_on_the_same_questions(tiny):
     model, tok = tiny
     acfg = dataclasses.replace(config.load_profile("smoke").agents, model_question_share=0.0)
     qs = reasoner_measure.held_out(6, seed=1, kinds=["seating_linear", "family"], levels=[1])
+    wordings = reasoner_measure.mark_wordings(qs, reasoner_data.reasoner_records(8, seed=1, kinds=["family"],
+                                                                                 levels=[1]))
     out = {m: reasoner_measure.measure(build.answer_agent(model, tok, {"members": ["base"]}, acfg, mode=m), qs)
            for m in reasoner_measure.MODES}
     for m, r in out.items():
         assert r["n"] == 6 and sum(v["n"] for v in r["by_kind"].values()) == 6 and r["filter_failed"] == 0
         assert r["correct"] == sum(v["correct"] for v in r["by_level"].values())
+        assert {k: v["n"] for k, v in r["by_wording"].items()} == dict(wordings) and wordings["new"] >= 3
         assert r["latency"]["items"] == 6 and r["favourite"]["letter"] in "ABCD"
     assert out["letter"]["stops"] == {} and sum(out["reason"]["stops"].values()) == pytest.approx(1.0)
     assert "[reasoner] reason:" in reasoner_measure.describe({**out, "why": "x"})

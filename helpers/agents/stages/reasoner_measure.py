@@ -2,7 +2,9 @@
 reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
 A-agent itself in harness-sized batches. Reported: accuracy overall and by family and level, seconds per answer
 (p50/p99) against the 6 s limit, the share of reasonings cut by the deadline or the token cap, the favourite letter
-(a collapse shows there, not in a loss), and the answer filter's verdict. That decides `agents.answer_mode: auto`
+(a collapse shows there, not in a loss), and the answer filter's verdict; and accuracy apart on the puzzles whose
+wording the training chats never used (a sentence template none of them has: mark_wordings), so learning to read
+is told apart from learning the templates. That decides `agents.answer_mode: auto`
 (justified_mode); the stage that runs it and writes agents/reasoner.json is helpers.agents.stages.reasoner_train.
 """
 
@@ -14,6 +16,7 @@ from collections import Counter, defaultdict
 from typing import Any, Sequence
 
 from helpers import config, filters, puzzles
+from helpers.puzzles import variety
 from helpers.agents import timing
 from helpers.agents.answer import run_answers
 from helpers.agents.reasoner import STOPS
@@ -43,8 +46,18 @@ def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) 
         rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"measure-{seed}-{i:04d}")
         question = filters.to_official_question(rec, rec["topic"])
         question.pop("explanation", None)  # the deduction is the answer's: an A-agent never sees it
-        out.append({**question, "kind": kind, "level": level})
+        out.append({**question, "kind": kind, "level": level, "templates": variety.templates(rec)})
     return out
+
+
+def mark_wordings(questions: list[dict], training: Sequence[dict]) -> Counter:
+    """Mark each held-out question's "wording": "new" when one of its sentence templates (names, numbers, relation
+    words and directions masked: helpers.puzzles.variety) is in none of the training records, else "seen"; the
+    counts of each."""
+    seen = {t for rec in training for t in variety.templates(rec)}
+    for q in questions:
+        q["wording"] = "new" if set(q["templates"]) - seen else "seen"
+    return Counter(q["wording"] for q in questions)
 
 
 def _accuracy(rows: list[dict]) -> dict:
@@ -59,16 +72,20 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
     answers to read."""
     answers, metas = run_answers(agent, questions, batch_size=batch_size)
     rows = [{"kind": q["kind"], "level": q["level"], "correct": a["answer"] == q["answer"],
-             "pred": LETTERS.index(a["answer"]), "answer": LETTERS.index(q["answer"])} for q, a in zip(questions, answers)]
-    by_kind, by_level = defaultdict(list), defaultdict(list)
+             "pred": LETTERS.index(a["answer"]), "answer": LETTERS.index(q["answer"]), "wording": q.get("wording")}
+            for q, a in zip(questions, answers)]
+    by_kind, by_level, by_wording = defaultdict(list), defaultdict(list), defaultdict(list)
     for r in rows:
         by_kind[r["kind"]].append(r)
         by_level[str(r["level"])].append(r)
+        if r["wording"]:
+            by_wording[r["wording"]].append(r)
     _, dropped = filters.filter_answers(answers, agent.tokenizer)
     stops = Counter(m.get("stop") for m in metas if m.get("stop"))
     fav = favourite_letter(rows)
     return {**_accuracy(rows), "by_kind": {k: _accuracy(v) for k, v in by_kind.items()},
             "by_level": {k: _accuracy(v) for k, v in sorted(by_level.items())},
+            "by_wording": {k: _accuracy(v) for k, v in sorted(by_wording.items())},
             "latency": timing.latency_summary([m["seconds"] for m in metas], limit_s or agent.time_limit_s),
             "stops": {s: round(stops[s] / len(rows), 4) for s in STOPS if stops[s]},
             "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),

@@ -61,11 +61,14 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
     agents = replace(cfg.agents, model_question_share=0.0)
     questions = reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed,
                                           kinds=agents.puzzle_kinds, levels=cfg.reasoner.levels)
+    lay = RunLayout.of(cfg)
+    training = io.read_jsonl(lay.reasoner_data) if lay.reasoner_data.exists() else []
+    wordings = reasoner_measure.mark_wordings(questions, training) if training else Counter()
     report = {mode: reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, agents, mode=mode), questions)
               for mode in reasoner_measure.MODES}
     mode, why = reasoner_measure.justified_mode(report)
     report.update(justified_mode=mode, why=f"answer_mode {mode}: {why}", letter_members=sel["members"])
-    lay = RunLayout.of(cfg)
+    report["wordings"] = dict(wordings)  # held-out puzzles whose wording the chats never used ("new") and the rest
     if lay.reasoner_data_counts.exists():
         report["training_chats"] = io.read_json(lay.reasoner_data_counts)
     lay.made(lay.agents_dir)
