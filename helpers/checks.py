@@ -62,14 +62,16 @@ def flag_or_auto(value: Any) -> bool | str:
     raise ValueError(f"expected true, false or auto, got {value!r}")
 
 
-def share_or_auto(value: Any) -> float | str:
-    """A share in [0, 1], or auto (decided by a measurement, e.g. the question writer's in notebook 08)."""
-    return value if value == "auto" else number(0, 1)(value)
-
-
 def or_auto(inner: Check) -> Check:
-    """auto (derived by the kit from other settings), or what `inner` accepts."""
-    return lambda value: value if value == "auto" else inner(value)
+    """auto (derived by the kit from other settings or a measurement), or what `inner` accepts."""
+    def check(value: Any) -> Any:
+        if value == "auto":
+            return value
+        try:
+            return inner(value)
+        except ValueError as exc:
+            raise ValueError(f"{exc}, or auto") from None
+    return check
 
 
 def text(value: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from helpers.checks import (Check, flag, flag_or_auto, integer, list_of, number, one_of, one_of_int,
-                            optional, or_auto, puzzle_kind, share_or_auto, text)
+                            optional, or_auto, puzzle_kind, text)
 from helpers.io import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,7 +175,7 @@ class AgentsSettings:
     answer_time_limit_s: float = setting(number(low=0.1))
     question_time_limit_s: float = setting(number(low=0.1))
     time_margin: float = setting(number(0.05, 1))
-    model_question_share: float | str = setting(share_or_auto)
+    model_question_share: float | str = setting(or_auto(number(0, 1)))  # auto: the writer's measurement decides
     writer_max_failures: int = setting(integer(1))
     writer_candidates: int = setting(integer(1))
     puzzle_kinds: list = setting(list_of(puzzle_kind))

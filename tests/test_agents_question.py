@@ -110,8 +110,9 @@ def test_same_seed_same_questions(tok):
     assert a == b and a != c
 
 
-def test_a_question_that_runs_out_of_time_changes_no_other_question(tok):
+def test_a_question_that_runs_out_of_time_changes_no_other_question(tok, monkeypatch):
     """On a busy CPU one question's search may stop early and draw less: the questions after it stay the same."""
+    monkeypatch.setattr(question_mod, "FAST_GRACE_S", UNHURRIED_S)  # the squeezed one's fallback still gets its puzzle
     calm, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(8)
     squeezed = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S)
     ask = squeezed.ask
@@ -122,7 +123,7 @@ def test_a_question_that_runs_out_of_time_changes_no_other_question(tok):
 
     squeezed.ask = ask_with_no_time_for_the_third
     hurried, metas = squeezed.generate(8)
-    assert squeezed.stats["fallback:fast_family"] == 1 and len(hurried) == 8, squeezed.stats
+    assert squeezed.stats["fallback:fast_family"] >= 1 and len(hurried) == 8, squeezed.stats
     assert hurried[2] != calm[2]
     assert hurried[:2] + hurried[3:] == calm[:2] + calm[3:]
 

@@ -74,11 +74,12 @@ def test_conversational_and_plain_completions_score_alike():
 
 def test_the_length_reward_falls_past_the_budget_to_its_floor():
     assert [rewards.length_reward(n, 100) for n in (0, 100, 150, 200, 300, 5000)] == [1.0, 1.0, 0.5, 0.0, -1.0, -1.0]
-    long_reply = " ".join(["step"] * 14) + "\nAnswer: A"  # 16 words: 6 over a budget of 10
+    long_reply = " ".join(["step"] * 14) + "\nAnswer: A"  # 14 words of reasoning: 4 over a budget of 10
     (correct, fmt, length), _ = _score([long_reply], ["A"], budget=10)
-    assert correct == [1.0] and length == [pytest.approx(0.4)]
-    (_, _, by_ids), _ = _score(["Answer: A"], ["A"], budget=10, ids=[list(range(30))])  # generated tokens count
-    assert by_ids == [-1.0]
+    assert correct == [1.0] and length == [pytest.approx(0.6)]
+    # the reasoning is what counts, as the agent writes it before scoring the letter: not the mark, the letter or a tail
+    (_, _, tail), _ = _score(["Bo sits left.\nAnswer: A and then it goes on"], ["A"], budget=3, ids=[list(range(30))])
+    assert tail == [1.0]
 
 
 def test_a_reply_over_the_organisers_limit_fails_the_format_reward_and_is_counted():

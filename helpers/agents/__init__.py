@@ -10,7 +10,7 @@ What plays a match (this folder):
     inputs      harness prompts and question objects parsed leniently;  json_repair: model JSON mended
     timing      budgets and latency summaries
     rewards     the reasoner's verifiable rewards (correct letter, answer filter, token budget) for reinforcement
-The offline stages (`python -m helpers.agents.stages writer|reasoner`):
+The offline stages (`python -m helpers.agents.stages writer|reasoner|rl`):
     stages.own_adapter      an agent's own adapter (writer, reasoner) trained by the notebooks' machinery
     stages.writer_data      training chats for a question writer (the harness's prompt -> a generated question's JSON)
     stages.writer_train     the writer's stage: its adapter trained, then measured; the share written to the run

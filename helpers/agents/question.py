@@ -58,7 +58,7 @@ class QuestionAgent:
         self.rng = random.Random(f"qagent:{name}:{seed}")  # the match's draws: letters, topic order, model share
         # Each question searches with a stream of its own (_start_question): a question that runs out of time on a
         # busy CPU draws less, and that must not change the questions after it.
-        self._question_rng = random.Random()
+        self._question_rng = random.Random(f"qagent:{name}:{seed}:question:0")
         self.stats: Counter = Counter()
         self.puzzle_stats: dict = {}
         self._seen: set[str] = set()

@@ -3,10 +3,13 @@ exactly by the kit, in TRL's reward-function form `f(prompts, completions, **dat
 
     correct  1 when the letter after "Answer:" (helpers.agents.reasoner's mark) is the solver's key, else 0
     format   1 when the reply, as an answer object, passes the organisers' answer filter (helpers.filters)
-    length   1 inside the token budget, then falling by 1 for each further budget's worth of tokens, down to -1
+    length   1 when the reasoning (the text before the mark, the tokens the agent writes before it scores the letter)
+             is inside the token budget, then falling by 1 for each further budget's worth of tokens, down to -1:
+             the count the reasoner's chats are held to (helpers.agents.reasoner.token_budget)
 
-Bad input never stops a run: an empty completion, a reply with no letter after the mark, or a reward that raises
-gives that completion 0 from every reward, and the reason is counted in RewardBook.reasons (the stage reports it).
+Bad input never stops a run: an empty completion or a reply with no letter after the mark gives that completion 0
+from every reward, a reward that raises gives 0 from that reward, and each reason is counted in RewardBook.reasons
+(the stage reports it).
 A completion is a plain string or a conversation (a list of {"role", "content"} messages, as TRL passes
 conversational prompts' completions). Nothing here imports torch or transformers.
 """
@@ -154,9 +157,9 @@ def guarded(name: str, score: Callable[[str, str, dict], float], book: RewardBoo
 
 
 def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None) -> tuple[list[Callable], RewardBook]:
-    """The three rewards (REWARDS order) for TRL's reward_funcs, and the book they write to. `budget`: the tokens a
-    reply may take inside the answer time limit (the caller derives it from the limit); `tokenizer` counts tokens as
-    the organisers do (helpers.filters.count_tokens) when TRL passes no completion_ids."""
+    """The three rewards (REWARDS order) for TRL's reward_funcs, and the book they write to. `budget`: the tokens the
+    reasoning may take inside the answer time limit (the caller derives it from the limit); `tokenizer` counts them
+    as the organisers do (helpers.filters.count_tokens)."""
     if int(budget) < 1:
         raise ValueError(f"budget: expected at least 1 token, got {budget!r}")
     book = book if book is not None else RewardBook()
@@ -177,8 +180,6 @@ def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None) ->
         return float(result.ok)
 
     def length(text: str, letter_: str, row: dict) -> float:
-        ids = row.get("completion_ids")
-        tokens = len(ids) if isinstance(ids, (list, tuple)) else filters.count_tokens(text, tokenizer)
-        return length_reward(tokens, int(budget))
+        return length_reward(filters.count_tokens(text.partition(ANSWER_MARK)[0], tokenizer), int(budget))
 
     return [guarded("correct", correct, book), guarded("format", format_, book), guarded("length", length, book)], book

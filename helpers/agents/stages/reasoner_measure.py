@@ -28,7 +28,8 @@ from helpers.records import LETTERS
 MODES = ANSWER_MODES  # letter, reason
 HARNESS_BATCH = 5  # the organisers' default --batch_size
 MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-sided significance (sign test)
-MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens")
+MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens",
+                   "decode_ms_per_token")  # the last sets the chats' token budget
 
 
 def measured_settings(cfg: config.Profile) -> dict:

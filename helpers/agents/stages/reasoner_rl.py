@@ -169,15 +169,16 @@ def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, 
 # ---------------------------------------------------------------- checkpoints and resume
 def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
     """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
-    be resumed for more steps) and the token budget they give, the base, the seed, the prompts and the starting
-    adapter (its weights' hash)."""
+    be resumed for more steps) and the token budget they give, the model settings (base, dtype, 4-bit, ...), the
+    seed, the prompts and the starting adapter (its weights' hash)."""
     import hashlib
     lay = RunLayout.of(cfg)
     weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
     start_sha = hashlib.sha256(weights.read_bytes()).hexdigest() if start["from"] == "supervised" else "fresh"
     rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
-    return {**rl, "token_budget": token_budget(cfg), "base": cfg.model.base, "seed": cfg.seed, "start": start_sha,
-            "adapter": config.as_dict(cfg.reasoner.adapter), "target_modules": list(cfg.train.target_modules),
+    return {**rl, "token_budget": token_budget(cfg), "model": config.as_dict(cfg.model), "seed": cfg.seed,
+            "start": start_sha, "adapter": config.as_dict(cfg.reasoner.adapter),
+            "target_modules": list(cfg.train.target_modules),
             "prompts_sha256": hashlib.sha256(prompts.read_bytes()).hexdigest()}
 
 

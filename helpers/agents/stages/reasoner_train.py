@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from helpers import config, io
+from helpers import config, filters, io
 from helpers.agents import build, reasoner
 from helpers.agents.stages import reasoner_data, reasoner_measure
 from helpers.agents.stages.own_adapter import train_own_adapter, write_chats
@@ -27,12 +27,11 @@ def build_data(cfg: config.Profile) -> Path:
     """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels,
     their reasoning inside the profile's token budget where a draw allows (counted with the base's tokenizer), and
     beside it their sources and what was left out or redrawn, counted by reason (reasoner_train.counts.json)."""
-    from helpers.models import load_tokenizer
     lay, counts = RunLayout.of(cfg), Counter()
-    tokenizer, budget = load_tokenizer(cfg.model.base, cfg.model), reasoner.token_budget(cfg.agents)
+    tokenizer, budget = build.load_tokenizer(cfg), reasoner.token_budget(cfg.agents)
     path = write_chats(cfg, REASONER, lay.reasoner_data, lambda n: reasoner_data.reasoner_records(
         n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels, stats=counts,
-        tokens=lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]), budget=budget))
+        tokens=lambda text: filters.count_tokens(text, tokenizer), budget=budget))
     io.write_json(lay.reasoner_data_counts, {"token_budget": budget, **dict(sorted(counts.items()))})
     return path
 
