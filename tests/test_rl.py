@@ -282,6 +282,20 @@ def _tensors(path) -> dict:
     return load_file(str(path / "adapter_model.safetensors"))
 
 
+def test_an_install_that_cannot_run_grpo_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """trl 1.15 without Triton (the GPU stack's pins on a CPU torch) would fail inside its first step: the stage says
+    so and why, before it loads a model or writes a file."""
+    from trl.trainer import utils as trl_utils
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", None, raising=False)
+    cfg = config.load_profile("smoke", run="blocked")
+    with pytest.raises(RuntimeError, match="Triton"):
+        reasoner_rl.train(cfg, recommendation=cpu_recommendation())
+    assert not RunLayout.of(cfg).root.exists()
+
+
+@pytest.mark.skipif(reasoner_rl.grpo_blocker() is not None,
+                    reason="this trl cannot run GRPO without Triton (trl 1.15 on a CPU torch): the refusal is tested "
+                           "above, and the main and container tiers run the steps")
 def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(tmp_path):
     t0 = time.perf_counter()
     cfg = config.load_profile("smoke", overrides={"model.base": _primed_base(tmp_path / "primed"), "rl.steps": 2})

@@ -320,12 +320,28 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "token_budget": token_budget(cfg), "token_budget_setting": cfg.rl.token_budget}
 
 
+def grpo_blocker() -> str | None:
+    """Why the installed trl cannot run GRPO here, or None. trl 1.15 scores log-probabilities with a Triton kernel
+    and, without Triton (a CPU build of torch), leaves it None and fails inside the first step; trl 0.19 does not
+    use it and trl 1.16 falls back to plain torch."""
+    import trl
+    from trl.trainer import utils as trl_utils
+    if getattr(trl_utils, "_ChunkedLogProbFunction", object) is None:
+        return (f"trl {trl.__version__} computes GRPO's log-probabilities with Triton, and this install has none: use "
+                "trl 1.16 or newer, or a torch build that ships Triton (ROCm and CUDA wheels do)")
+    return None
+
+
 def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bool = True,
           quiet: bool = True) -> dict:
     """Build the prompts, run GRPO from the supervised reasoner (or a fresh adapter), save the adapter and write the
-    report (returned). A checkpoint of the same settings is resumed; resume=False starts over."""
+    report (returned). A checkpoint of the same settings is resumed; resume=False starts over. An install that
+    cannot run GRPO (grpo_blocker) is refused before anything is loaded or written."""
     from helpers.models.members import apply_cpu_threads, cpu_threads
     from helpers.scoring import end_of_turn_ids
+    blocker = grpo_blocker()
+    if blocker:
+        raise RuntimeError(blocker)
     t0 = time.time()
     lay = RunLayout.of(cfg)
     prompts = build_prompts(cfg)
