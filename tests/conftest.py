@@ -58,19 +58,21 @@ def shared_samples() -> Path:
 
 
 # The longest test file: the real question writer's training and measurement, 11-16 minutes on one core.
-LONGEST_FILE = "test_writer_real.py"
+# The real writer's two files: the training (the longest file, 11-16 min) and the base it is held against (~3 min).
+FIRST_FILES = ("test_writer_real.py", "test_writer_real_base.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    """The longest file first, then the smoke pipeline, the browser test last. With `-n 2 --dist loadfile` (make
-    test) each worker takes the next file as it finishes one, so the writer's 11-16 minutes run on one core from
-    the start while the other takes the ~6-minute pipeline (or the run make pipeline made) and then the unit tests;
-    started late, the writer left one core idle for its last minutes. The browser test finds the tiny model the
+    """The real writer's files first (its training, the longest file, and the base measured beside it), then the
+    smoke pipeline, the browser test last. With `-n 2 --dist loadfile` (make test) each worker takes the next file
+    as it finishes one, so the writer's training runs on one core from the start while the other measures the base,
+    then takes the pipeline (or the run make pipeline made) and the unit tests; started late, the writer left one
+    core idle for its last minutes. The browser test finds the tiny model the
     pipeline built instead of building it a second time."""
     def tier(item) -> int:
         if item.get_closest_marker("browser"):
             return 3
-        if item.path.name == LONGEST_FILE:
+        if item.path.name in FIRST_FILES:
             return 0
         return 1 if item.get_closest_marker("pipeline") else 2
     items.sort(key=tier)  # stable: file and test order kept within a tier

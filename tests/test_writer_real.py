@@ -1,11 +1,13 @@
-"""The question writer on the real SmolLM2-135M (CI tier, a few minutes): trained by the kit's own stage, it beats the
-base model on proven questions, measured by the kit's own measurement (docs/results.md, "The question writer")."""
+"""The question writer on the real SmolLM2-135M (CI tier, a few minutes): trained by the kit's own stage, it clears
+the bars the base model stays under (tests/test_writer_real_base.py, run beside it on the other core), measured by
+the kit's own measurement (docs/results.md, "The question writer")."""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers import config
+from helpers.agents import build
 from helpers.agents.stages import writer_train
 from helpers.config import WRITER
 
@@ -38,23 +40,21 @@ MAX_NEW_TOKENS = 120
 MIN_JSON_SHARE = 0.75     # of the 12 requests
 MIN_FILTER_SHARE = 0.5    # of the 12 requests
 MIN_PROVEN_REPLIES = 1    # of the 96 replies; ~5 expected
+MEASURED = ("json_share", "filter_share", "proven_share", "replies", "proven_replies")
 
 
 @pytest.mark.realmodel
-def test_the_trained_writer_beats_the_base_on_proven_questions(tmp_path, monkeypatch, record_property):
+def test_the_trained_writer_clears_the_bars_the_base_stays_under(tmp_path, monkeypatch, record_property):
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
     cfg = config.load_profile("cpu", "writer-ci", OVERRIDES)
     summary = writer_train.train(cfg, recommendation=cpu_recommendation(), progress=False)
     assert summary["complete"] and summary["last_loss"] < summary["first_loss"]
-    report = writer_train.measure_run(cfg, recommendation=cpu_recommendation(), gen={"max_new_tokens": MAX_NEW_TOKENS})
-    base, trained = report["base"], report[WRITER]
-    keys = ("json_share", "filter_share", "proven_share", "replies", "proven_replies")
-    record_property("measured", {who: {k: rep.get(k) for k in keys} for who, rep in (("base", base),
-                                                                                     ("trained", trained))})
-    assert trained["replies"] == base["replies"] == 12 * 8
-    assert trained["json_share"] > base["json_share"] and trained["filter_share"] > base["filter_share"]
+    model, tokenizer, info = build.load_team_model(cfg, [WRITER], cpu_recommendation())
+    assert WRITER in info["members"], info
+    trained = writer_train.measure_members(cfg, model, tokenizer, (WRITER,), {"max_new_tokens": MAX_NEW_TOKENS})[WRITER]
+    record_property("measured", {k: trained.get(k) for k in MEASURED})
+    assert trained["replies"] == 12 * 8
     assert trained["json_share"] >= MIN_JSON_SHARE and trained["filter_share"] >= MIN_FILTER_SHARE, trained
-    assert trained["proven_replies"] > base["proven_replies"], (base, trained)
     assert trained["proven_replies"] >= MIN_PROVEN_REPLIES, trained
     for question in trained["accepted"]:  # what a proven question looks like: the solver's deduction attached
         assert question["answer"] in "ABCD" and question["explanation"]

@@ -10,7 +10,7 @@ read. Notebook 08 runs it; so can a shell:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from helpers import config, io
 from helpers.agents import build, timing
@@ -37,6 +37,17 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: 
                              resume=resume)
 
 
+def measure_members(cfg: config.Profile, model: Any, tokenizer: Any, members: Sequence[str],
+                    gen: dict | None = None) -> dict:
+    """Each of `members` (the base, the writer) on the same writer.measure requests, in the question budget: {member:
+    its measurement, "budget_s": the budget}."""
+    agents = cfg.agents
+    budget = timing.budget(agents.question_time_limit_s, agents.time_margin)
+    asks = writer_measure.requests(build.read_topics(cfg), cfg.writer.measure, agents.puzzle_kinds)
+    return {**{m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg.seed, agents.puzzle_kinds,
+                                         agents.writer_candidates, gen) for m in members}, "budget_s": budget}
+
+
 def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,
                 gen: dict | None = None) -> dict:
     """Base against trained writer on writer.measure requests; writes agents/writer.json and returns it.
@@ -47,14 +58,9 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
         if WRITER not in info["members"]:
             raise io.InputError(RunLayout.of(cfg).adapter_dir(WRITER), None, None,
                                 f"missing: the question writer is not trained ({info['skipped'].get(WRITER)})")
-    agents = cfg.agents
-    budget = timing.budget(agents.question_time_limit_s, agents.time_margin)
-    kinds = agents.puzzle_kinds
-    asks = writer_measure.requests(build.read_topics(cfg), cfg.writer.measure, kinds)
-    report = {m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg.seed, kinds,
-                                        agents.writer_candidates, gen) for m in (BASE, WRITER)}
+    report = measure_members(cfg, model, tokenizer, (BASE, WRITER), gen)
     share, why = writer_measure.justified_share(report)
-    report.update(budget_s=budget, justified_share=share, why=f"model_question_share {share:g}: {why}")
+    report.update(justified_share=share, why=f"model_question_share {share:g}: {why}")
     lay = RunLayout.of(cfg)
     lay.made(lay.agents_dir)
     io.write_json(lay.writer_report, {**report, **stamp({"writer": config.as_dict(cfg.writer)})})
