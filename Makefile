@@ -14,9 +14,11 @@ STAMP := $(VENV)/.kit-installed
 # re-checks the wheel without reinstalling every package.
 MSTAMP := $(VENV)/.models-installed
 PYTEST_ARGS ?=
-# Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together.
+# Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together, in
+# tests/conftest.py's order (the real writer's training and its base first, one per core), not xdist's default of the
+# files with most tests first, which left the 13-minute writer for last.
 PYTEST_JOBS ?= 2
-PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile
+PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 # Second venv with the challenge container's pins (transformers 4.51.3, trl 0.19.0): see constraints-container.txt.
 CVENV ?= .venv-container
 CPY := $(CVENV)/bin/python
