@@ -295,6 +295,11 @@ class MemoryEstimate:
                 "trainable_params": self.trainable_params, "settings": self.settings}
 
 
+def activation_bytes(dtype: str) -> int:
+    """Bytes per activation (and KV-cache) value: fp32 keeps 4, every other dtype computes in 16 bits."""
+    return 4 if dtype == "fp32" else 2
+
+
 def estimate(model: Any, *, method: str = "lora", dtype: str = "bf16", rank: int = 64,
              target_modules: str | Iterable[str] = "all-linear", batch_size: int = 4, seq_len: int = 2048,
              grad_checkpointing: bool = True, optimizer: str = "adamw_torch", backend: str = "unsloth",
@@ -314,7 +319,7 @@ def estimate(model: Any, *, method: str = "lora", dtype: str = "bf16", rank: int
     if method == "full" and dtype == "4bit":
         raise ValueError("method 'full' cannot train 4-bit weights; use lora, rslora or dora on a 4-bit base")
     targets, p = _targets(target_modules), count_params(s)
-    wb, act, tokens = DTYPES[dtype], (4 if dtype == "fp32" else 2), batch_size * seq_len
+    wb, act, tokens = DTYPES[dtype], activation_bytes(dtype), batch_size * seq_len
     weights = (p["quantizable"] * NF4_BYTES + (p["total"] - p["quantizable"]) * 2 if dtype == "4bit"
                else p["total"] * wb)  # bitsandbytes leaves embeddings, lm_head, norms and biases in bf16
     if method == "full":  # mixed precision: 16-bit working weights and grads + fp32 master; fp32 needs no copy
@@ -362,7 +367,7 @@ def rl_estimate(model: Any, *, completions: int, prompt_len: int, completion_len
     is the base with its adapters off, so its weights are not held twice). `train` goes to estimate()."""
     s, seq = get_shape(model), prompt_len + completion_len
     step = estimate(model, batch_size=completions, seq_len=seq, **train)
-    act = 4 if step.settings["dtype"] == "fp32" else 2
+    act = activation_bytes(step.settings["dtype"])
     kv = 2 * s.num_hidden_layers * s.num_key_value_heads * s.head_dim * act * completions * seq
     generating = (step.weights + step.trainable + step.gradients + step.optimizer + kv
                   + completions * s.vocab_size * 4 + CONTEXT_BYTES)

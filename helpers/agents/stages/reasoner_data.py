@@ -26,6 +26,7 @@ from helpers.puzzles.deduction.measure import verdict
 from helpers.records import LETTERS
 
 REDRAWS = 8  # puzzles drawn for one chat before its family and level are given up on for that chat
+NOT_COVERED = "no_deduction:family_not_covered"  # a seating family the deduction writer does not cover
 SEATING = tuple(k for k in puzzles.KINDS if puzzles.TOPICS[k][0] == "Puzzles")
 
 
@@ -50,7 +51,7 @@ def reasoning(rec: dict) -> tuple[str | None, str]:
     if kind not in SEATING:
         return rec["explanation"], "links"
     if kind not in deduction.KINDS:
-        return None, "no_deduction:family_not_covered"
+        return None, NOT_COVERED
     outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
     return (text, "deduction") if outcome == "ok" else (None, outcome)
 
@@ -68,7 +69,7 @@ def reasoner_records(n: int, *, seed: int, kinds: Sequence[str], levels: Sequenc
     kept = taught(kinds)
     for kind in kinds:
         if kind not in kept:
-            stats[f"left_out:{kind}:no_deduction:family_not_covered"] += 1
+            stats[f"left_out:{kind}:{NOT_COVERED}"] += 1
     if not kept:
         raise ValueError(f"none of the families {list(kinds)} has reasoning a model can learn: the deduction writer "
                          f"covers {list(deduction.KINDS)} of the seating ones")
