@@ -2,7 +2,8 @@
 reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
 A-agent itself in harness-sized batches. Reported: accuracy overall and by family and level, seconds per answer
 (p50/p99) against the 6 s limit, the share of reasonings cut by the deadline or the token cap, the favourite letter
-(a collapse shows there, not in a loss), and the answer filter's verdict; and accuracy apart on the puzzles whose
+(a collapse shows there, not in a loss), the answer filter's verdict, whether each reasoning's first step is true
+(read back and proven by the deduction checker: first_steps); and accuracy apart on the puzzles whose
 wording the training chats never used (a sentence template none of them has: mark_wordings), so learning to read
 is told apart from learning the templates. That decides `agents.answer_mode: auto`
 (justified_mode); the stage that runs it and writes agents/reasoner.json is helpers.agents.stages.reasoner_train.
@@ -17,6 +18,7 @@ from typing import Any, Sequence
 
 from helpers import config, filters, puzzles
 from helpers.puzzles import variety
+from helpers.puzzles.deduction import reading
 from helpers.agents import timing
 from helpers.agents.answer import run_answers
 from helpers.agents.reasoner import STOPS
@@ -39,15 +41,16 @@ def measured_settings(cfg: config.Profile) -> dict:
 
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
-    """n solver-proven puzzles as the harness's questions (lettered choices, the key a letter) with their "kind" and
-    "level": every family x level in turn, the key letter moving on each round; drawn from their own seed stream, so
+    """n solver-proven puzzles as the harness's questions (lettered choices, the key a letter) with their "kind",
+    "level" and structured "puzzle" (to read a reasoning's first step against: first_steps): every family x level in turn, the key letter moving on each round; drawn from their own seed stream, so
     they are not the training chats' puzzles (the stream differs; a level-1 twin by chance is possible)."""
     rng, out = random.Random(f"reasoner-measure:{seed}"), []
     for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
         rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"measure-{seed}-{i:04d}")
         question = filters.to_official_question(rec, rec["topic"])
         question.pop("explanation", None)  # the deduction is the answer's: an A-agent never sees it
-        out.append({**question, "kind": kind, "level": level, "templates": variety.templates(rec)})
+        out.append({**question, "kind": kind, "level": level, "templates": variety.templates(rec),
+                    "puzzle": rec["puzzle"]})
     return out
 
 
@@ -59,6 +62,20 @@ def mark_wordings(questions: list[dict], training: Sequence[dict]) -> Counter:
     for q in questions:
         q["wording"] = "new" if set(q["templates"]) - seen else "seen"
     return Counter(q["wording"] for q in questions)
+
+
+def first_steps(questions: list[dict], answers: list[dict], metas: list[dict]) -> dict:
+    """How the reasonings' first sentences read (helpers.puzzles.deduction.reading.first_step): the count of each
+    verdict overall and per family; {} when the model wrote no reasoning (letter-only: no answer says why it
+    stopped)."""
+    if not any(m.get("stop") for m in metas):
+        return {}
+    verdicts = [(q["kind"], reading.first_step(q["puzzle"], a.get("reasoning") or ""))
+                for q, a in zip(questions, answers)]
+    per_kind: dict[str, Counter] = defaultdict(Counter)
+    for kind, v in verdicts:
+        per_kind[kind][v] += 1
+    return {"all": dict(Counter(v for _, v in verdicts)), "by_kind": {k: dict(c) for k, c in per_kind.items()}}
 
 
 def _accuracy(rows: list[dict]) -> dict:
@@ -90,6 +107,7 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
             "latency": timing.latency_summary([m["seconds"] for m in metas], limit_s or agent.time_limit_s),
             "stops": {s: round(stops[s] / len(rows), 4) for s in STOPS if stops[s]},
             "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),
+            "first_step": first_steps(questions, answers, metas),
             "tokens_mean": round(sum(m.get("tokens", 0) for m in metas) / len(rows), 1),
             "favourite": {**fav, "share": round(fav["share"], 4), "key_share": round(fav["key_share"], 4)},
             "item_correct": [int(r["correct"]) for r in rows],
@@ -136,6 +154,15 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
                       f"alone on {losses}, p {p:.3f}), p99 {p99:.2f} s")
 
 
+def _first_step_words(first: dict) -> str:
+    """", first step true 3 of 20 read (5 unreadable)" for a mode with reasoning, else ""."""
+    counts = first.get("all") or {}
+    read = counts.get("valid", 0) + counts.get("invalid", 0)
+    if not counts:
+        return ""
+    return f", first step true {counts.get('valid', 0)} of {read} read ({counts.get('unreadable', 0)} unreadable)"
+
+
 def describe(report: dict) -> str:
     """One line per mode (accuracy, p50/p99 against the limit, cut share, favourite letter), then the mode chosen."""
     rows = []
@@ -144,5 +171,6 @@ def describe(report: dict) -> str:
         lat, fav = r["latency"], r["favourite"]
         rows.append(f"[reasoner] {mode:>6}: {r['correct']}/{r['n']} correct ({r['accuracy']:.0%}, 95% "
                     f"{r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}), p50 {lat['p50_s']:.2f} s p99 {lat['p99_s']:.2f} s of "
-                    f"{lat['limit_s']:g} s, cut {r['cut_share']:.0%}, favourite {fav['letter']} {fav['share']:.0%}")
+                    f"{lat['limit_s']:g} s, cut {r['cut_share']:.0%}, favourite {fav['letter']} {fav['share']:.0%}"
+                    + _first_step_words(r.get("first_step") or {}))
     return "\n".join(rows + [f"[reasoner] {report['why']}"])

@@ -164,7 +164,7 @@ def _read_classic(text: str, people: list[str]) -> dict | None:
             continue
         head = classic.intro_variants(skeleton)[intros[0]]
         sentences = re.split(r"(?<=[.?]) ", text[len(head) + 1:].strip())
-        clues = _classic_clues(people, kind == "seating_circular")
+        clues = classic_clues(people, kind == "seating_circular")
         questions = {t: (q, i) for q in _classic_questions(people)
                      for i, t in enumerate(classic.question_variants(q))}
         if not all(c in clues for c in sentences[:-1]) or sentences[-1] not in questions:
@@ -176,7 +176,7 @@ def _read_classic(text: str, people: list[str]) -> dict | None:
     return None
 
 
-def _classic_clues(people: list[str], circular: bool) -> dict[str, tuple[list, int]]:
+def classic_clues(people: list[str], circular: bool) -> dict[str, tuple[list, int]]:
     """Every clue the first two seating families can state in each of its phrasings, text -> (clue, phrasing)."""
     n, out = len(people), []
     for x in people:

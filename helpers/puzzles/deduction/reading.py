@@ -1,0 +1,130 @@
+"""A model's reasoning read back into a step and proven: is its first step true? The reasoner learns deductions in
+the words deduction.words writes ("By clue 2, Ben sits second from the left."), so its first sentence is read the
+same way: the clues it cites, then each clause looked up among every fact the puzzle's kind can state, rendered by
+deduction.words.fact_text (nothing is guessed: a clause that is not exactly one of them makes the sentence
+unreadable). The facts read are then proven by the checker from the clues cited (from every clue when it cites
+none), as a one-step deduction that need not conclude.
+
+first_step(puzzle, reasoning) -> "valid" | "invalid" | "unreadable" | "empty": the verdicts FIRST_STEP lists, which
+the reasoner's measurement counts (helpers.agents.stages.reasoner_measure). A sentence the writer itself words as a
+block ("X, Y and Z sit together"), a whole seating or a case ("If ...:", "... or ...") reads as unreadable: the
+verdict is a floor on what a model got right, never a guess in its favour.
+"""
+
+from __future__ import annotations
+
+import re
+from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.steps import CLASSIC, Step
+from helpers.puzzles.seating.text import KINDS as LAYOUTS
+from helpers.puzzles.deduction.words import fact_text, tokens
+from helpers.puzzles.seating import classic, layouts, parse
+
+FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")
+_CITE = re.compile(r"^(?:By clues? ((?:\d+)(?:(?:, | and )\d+)*), |So )", re.IGNORECASE)
+SEATING = CLASSIC + tuple(LAYOUTS)  # the families whose words this module reads
+_SEP = re.compile(r"(; |, and |, | and )")
+
+
+def first_sentence(reasoning: str) -> str:
+    """The reasoning's first sentence without its full stop ("" when it has none)."""
+    text = reasoning.strip()
+    end = re.search(r"\.(?:\s|$)", text)
+    return (text[:end.start()] if end else text).strip()
+
+
+def _candidate_facts(puzzle: dict) -> list[tuple]:
+    """Every fact a deduction of the puzzle's kind can state about its people and attribute values."""
+    if puzzle["kind"] in CLASSIC:
+        people = list(puzzle["people"])
+        clues = {tuple(c) for c, _ in parse.classic_clues(people, puzzle["kind"] == "seating_circular").values()}
+        facts = [tuple(classic.shared_clue(list(c))) for c in sorted(clues, key=repr)]
+        return facts + [("gap", a, b, 0) for a in people for b in people if a != b]
+    return [tuple(c) for c in layouts.all_clues(puzzle)] + _seat_facts(puzzle)
+
+
+def _seat_facts(puzzle: dict) -> list[tuple]:
+    """The seats and links a deduction states (deduction.writer's Board.seat_fact / rel_fact) over every token,
+    whether or not the kind's clues use that type."""
+    toks, n = tokens(puzzle), len(puzzle["people"])
+    pairs = [(x, y) for x in toks for y in toks if x != y]
+    return ([("pos", x, side, k) for x in toks for side in ("west", "east") for k in range(1, n + 1)]
+            + [("end", x) for x in puzzle["people"]] + [("opp", x, y) for x, y in pairs]
+            + [("same", x, y) for x, y in pairs]
+            + [(rel, x, y, k) for x, y in pairs for rel in ("left", "right") for k in range(1, n)])
+
+
+def fact_table(puzzle: dict) -> dict[str, tuple]:
+    """Lower-cased clause -> fact, for every fact the puzzle's words can state."""
+    table: dict[str, tuple] = {}
+    for fact in _candidate_facts(puzzle):
+        try:
+            said = fact_text(puzzle, fact)
+        except (KeyError, ValueError, IndexError):  # a fact the kind's words cannot say
+            continue
+        table.setdefault(said.lower(), fact)
+    return table
+
+
+def read_clauses(body: str, table: dict[str, tuple]) -> list[tuple] | None:
+    """The facts a body of clauses joined by ", ", " and " or "; " states, each exactly one of the table's; None
+    when no split of the body reads (the shortest reading: a clause that itself holds "and" is tried whole first)."""
+    parts = _SEP.split(body.strip().lower())
+    pieces, seps = parts[0::2], parts[1::2]
+    best: dict[int, list[tuple] | None] = {len(pieces): []}
+    for start in range(len(pieces) - 1, -1, -1):
+        best[start] = None
+        for end in range(start + 1, len(pieces) + 1):
+            clause = "".join(p + (seps[i] if i < end - 1 else "") for i, p in enumerate(pieces[start:end], start))
+            rest = best[end]
+            if clause in table and rest is not None and (best[start] is None or len(rest) + 1 < len(best[start])):
+                best[start] = [table[clause]] + rest
+    return best[0]
+
+
+def read_alternatives(body: str, table: dict[str, tuple]) -> list[tuple] | None:
+    """A split's body ("q sits immediately to p's left or right", "k, p or t sits third from the left") as one
+    ("or", fact, ...) claim: each alternative read whole, or with the words the first alternative opens with or the
+    last one ends with (deduction.words.alternatives says those once); None when some alternative does not read."""
+    pieces = re.split(r", | or ", body)
+    if " or " not in body or len(pieces) < 2:
+        return None
+    head, tail, facts = pieces[0].split(), pieces[-1].split(), []
+    for piece in pieces:
+        said = [piece] + [" ".join(head[:j] + [piece]) for j in range(1, len(head))] + \
+            [" ".join([piece] + tail[-j:]) for j in range(1, len(tail))]
+        found = next((table[s] for s in said if s in table), None)
+        if found is None:
+            return None
+        facts.append(found)
+    return [("or", *facts)]
+
+
+def read_step(puzzle: dict, sentence: str) -> Step | None:
+    """The sentence as a step: the clues it cites (none: every clue) and the facts it claims; None when unreadable
+    (a clue number the puzzle lacks included)."""
+    cited = _CITE.match(sentence)
+    uses = tuple(int(n) - 1 for n in re.findall(r"\d+", cited.group(1))) if cited and cited.group(1) else ()
+    clues = len(puzzle["clues"])
+    if any(not 0 <= u < clues for u in uses):
+        return None
+    body, table = (sentence[cited.end():] if cited else sentence).lower(), fact_table(puzzle)
+    facts = read_clauses(body, table) or read_alternatives(body, table)
+    if not facts:
+        return None
+    return Step(uses=uses or tuple(range(clues)), claims=tuple(facts), text=sentence)
+
+
+def first_step(puzzle: dict, reasoning: str) -> str:
+    """The verdict on the reasoning's first sentence: "valid" (read, and the checker proves every fact it states
+    from the clues it cites), "invalid" (read, and some fact fails), "unreadable", "empty", or "no_reader" (a
+    blood-relation puzzle: this reader knows the seating words only)."""
+    if puzzle["kind"] not in SEATING:
+        return "no_reader"
+    sentence = first_sentence(reasoning or "")
+    if not sentence:
+        return "empty"
+    step = read_step(puzzle, sentence)
+    if step is None:
+        return "unreadable"
+    return "invalid" if check(puzzle, [step], complete=False) else "valid"

@@ -1,0 +1,73 @@
+"""A model's first step read back and proven (helpers.puzzles.deduction.reading): the writer's own first steps read as
+true, a step altered to a false one reads as false, and what is not a deduction's sentence is not read at all."""
+
+import random
+
+import pytest
+
+from helpers import puzzles
+from helpers.puzzles.deduction import reading
+from helpers.puzzles.deduction.measure import verdict
+
+COVERED = ("seating_linear", "seating_circular", "seating_attributes", "seating_rectangle")
+
+
+def _written(kind: str, level: int, n: int, seed: int = 11) -> list[tuple[dict, str]]:
+    """(puzzle, checked deduction) for up to n catalogue puzzles of a family and level."""
+    rng, out = random.Random(f"reading:{seed}:{kind}:{level}"), []
+    for i in range(n):
+        rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id=f"r-{i}")
+        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+        if outcome == "ok":
+            out.append((rec["puzzle"], text))
+    return out
+
+
+@pytest.mark.parametrize("kind", COVERED)
+def test_the_writers_first_steps_read_back_as_true(kind):
+    found = [reading.first_step(p, text) for level in (1, 2, 3) for p, text in _written(kind, level, 6)]
+    assert len(found) >= 12
+    assert found.count("valid") == len(found), found
+
+
+def _swap(sentence: str) -> str:
+    """left <-> right: a link stated the wrong way round."""
+    return sentence.replace("left", "\0").replace("right", "left").replace("\0", "right")
+
+
+@pytest.mark.parametrize("kind", ("seating_linear", "seating_circular", "seating_attributes"))
+def test_a_first_step_turned_the_wrong_way_reads_as_false(kind):
+    swapped = [(p, _swap(reading.first_sentence(t)) + ".") for lv in (1, 2) for p, t in _written(kind, lv, 8)
+               if " or " not in reading.first_sentence(t) and ("left" in t.split(".")[0] or "right" in t.split(".")[0])]
+    assert len(swapped) >= 4
+    verdicts = [reading.first_step(p, s) for p, s in swapped]
+    assert verdicts.count("invalid") >= len(verdicts) - 1, list(zip([s for _, s in swapped], verdicts))
+
+
+def test_a_step_true_from_every_clue_but_not_from_the_one_cited_is_false():
+    puzzle, text = _written("seating_linear", 2, 6)[0]
+    sentence = reading.first_sentence(text)
+    cited = int(sentence.split(",")[0].split()[-1])
+    other = 1 if cited != 1 else 2
+    claim = sentence.split(", ", 1)[1]
+    assert reading.first_step(puzzle, f"By clue {cited}, {claim}.") == "valid"
+    moved = reading.first_step(puzzle, f"By clue {other}, {claim}.")
+    all_clues = reading.first_step(puzzle, f"So {claim}.")  # no clue cited: read against every clue
+    assert moved == "invalid" and all_clues == "valid"
+
+
+def test_what_is_not_a_deductions_sentence_is_not_read():
+    puzzle, _ = _written("seating_circular", 1, 4)[0]
+    assert reading.first_step(puzzle, "") == "empty"
+    assert reading.first_step(puzzle, "Let me think about who sits where.") == "unreadable"
+    assert reading.first_step(puzzle, "By clue 9, Ana sits at the left end.") == "unreadable"  # no clue 9
+    family = puzzles.make_puzzle("family", 1, 0, random.Random(1), {}, id="f")["puzzle"]
+    assert reading.first_step(family, "Ana's father is Ben.") == "no_reader"
+
+
+def test_a_split_reads_as_one_claim_of_alternatives():
+    puzzle, text = next((p, t) for lv in (1, 2, 3) for p, t in _written("seating_linear", lv, 12)
+                        if " or " in reading.first_sentence(t))
+    step = reading.read_step(puzzle, reading.first_sentence(text))
+    assert step is not None and step.claims[0][0] == "or" and len(step.claims[0]) >= 3
+    assert reading.first_step(puzzle, text) == "valid"
