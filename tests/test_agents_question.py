@@ -17,6 +17,8 @@ from helpers.agents.harness import cli
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter, answer_letter, move_key, normalize_question
 from helpers.io import InputError
+from helpers.puzzles.deduction import measure as deduction_measure
+from helpers.puzzles.deduction.measure import verdict
 
 from _tiny import ROOT, tiny_model_dir
 
@@ -293,6 +295,29 @@ def test_a_proven_question_is_kept_when_the_a_agent_gets_it_wrong_and_explained_
     q, meta = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0).ask(*FAMILY, "A")
     assert meta["source"] == "model" and q["answer"] == "A"
     assert q["explanation"] == WRITTEN["explanation"] != "Given."  # the solver's deduction replaces the model's
+
+
+def test_an_asked_seating_puzzle_is_explained_by_its_checked_deduction(tok, monkeypatch):
+    agent = QuestionAgent(tok, TOPICS, seed=2, kinds=puzzles.CLASSIC_KINDS)
+    questions, metas = agent.generate(6, schedule=[SEATING] * 6)
+    for q, m in zip(questions, metas):
+        rec = m["record"]
+        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+        assert outcome == "ok" and q["explanation"] == rec["explanation"] == text and "seatings" not in text
+    assert agent.stats["explanation:deduction"] == 6
+    monkeypatch.setattr(deduction_measure, "WRITE_RESERVE_S", 1e9)  # no time left to write one: the count stays
+    q, meta = agent.ask(*SEATING)
+    assert "seatings" in q["explanation"] and agent.stats["explanation:count:no_time"] == 1
+
+
+def test_a_proven_model_seating_question_gets_the_checked_deduction(tok):
+    rec = puzzles.make_puzzle("seating_linear", 1, 0, random.Random(8), {}, id="seat")
+    reply = json.dumps({"topic": "x", "question": rec["question"], "answer": "A", "explanation": "Given.",
+                        "choices": [f"{'ABCD'[i]}) {c}" for i, c in enumerate(rec["choices"])]})
+    w = _writer(tok, [reply], AgreeingChecker())
+    q, meta = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0).ask(*SEATING, "B")
+    assert meta["source"] == "model" and q["answer"] == "B"
+    assert q["explanation"] == verdict(rec["puzzle"], rec["choices"][0])[1] and w.explained == {"deduction": 1}
 
 
 def test_a_failing_writer_switches_itself_off(tok):

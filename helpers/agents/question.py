@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from helpers import filters, puzzles
 from helpers.agents import timing, topics as topics_mod
+from helpers.puzzles import deduction
 from helpers.io import stamp, write_json
 from helpers.layout import filtered_name, report_name
 from helpers.records import dedupe_key
@@ -160,6 +161,17 @@ class QuestionAgent:
             return question, rec
         return None, None
 
+    def _explain(self, question: dict, rec: dict, deadline: timing.Deadline) -> None:
+        """Give the asked puzzle its checked deduction as the explanation where one is written in the time left and
+        the question still passes the filter with it (deduction.explanation), else keep the solver's own text;
+        counted by source ("explanation:deduction", "explanation:count:<why>", "explanation:links")."""
+        text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left())
+        if how == "deduction" and not filters.check_question({**question, "explanation": text}, self.tokenizer).ok:
+            how = "count:filter"
+        elif how == "deduction":
+            question["explanation"] = rec["explanation"] = text
+        self.stats[f"explanation:{how}"] += 1
+
     def _from_bank(self, topic: str, subtopic: str, letter_: str, label: str) -> dict | None:
         names = {topic.lower(), subtopic.lower()}
         for rec in self.bank:
@@ -208,6 +220,7 @@ class QuestionAgent:
             question, rec = self._puzzle(kinds, letter_, subtopic, deadline)
             if question is not None:
                 meta.update(source="puzzle", record=rec)
+                self._explain(question, rec, deadline)
         if question is None and self.bank:
             question = self._from_bank(topic, subtopic, letter_, subtopic)
             if question is not None:
@@ -217,6 +230,8 @@ class QuestionAgent:
             # disqualify under 50% format-correct), and the report counts every one.
             question, rec = self._puzzle(puzzles.FAST_KINDS, letter_, subtopic, deadline)
             meta.update(source="off_topic_puzzle" if question is not None else "none", record=rec)
+            if question is not None:
+                self._explain(question, rec, deadline)
         meta["seconds"] = time.perf_counter() - t0
         self.stats[f"source:{meta['source']}"] += 1
         return question, meta

@@ -15,6 +15,7 @@ from helpers import filters, puzzles
 from helpers.agents import timing
 from helpers.agents.inputs import strip_prefix
 from helpers.agents.json_repair import extract_json
+from helpers.puzzles import deduction
 from helpers.records import normalize_text
 
 LETTERS4 = "ABCD"
@@ -26,7 +27,7 @@ GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "ma
 # Stop sampling this long before the question's budget ends: the fallback puzzle needs ~10 ms and the
 # key check one forward pass, so 0.5 s is ample even on a busy CPU.
 RESERVE_S = 0.5
-MAX_EXPLANATION_WORDS = 100
+MAX_EXPLANATION_WORDS = puzzles.MAX_EXPLANATION_WORDS  # an explanation stays under it (the rules: at most 100)
 _ANSWER = re.compile(r"^\s*(?:option\s+|answer\s*[:\-]?\s*)?[\(\[]?([A-Da-d])(?:[\)\]\.:,\s]|$)", re.IGNORECASE)
 # How far one attempt got, in order: a measurement counts the share that reached each (helpers.agents.writer_measure).
 STAGES = ("sampled", "json", "question", "filter", "proven", "accepted")
@@ -109,6 +110,7 @@ class ModelWriter:
         self.enabled = True
         self.reached = STAGES[0]
         self.stats: Counter = Counter()
+        self.explained: Counter = Counter()  # accepted questions by their explanation's source (deduction, count)
         self.replies: Counter = Counter()  # every sampled reply by the furthest stage it reached
 
     def _sample(self, prompt: str, seconds: float) -> list[str]:
@@ -155,6 +157,8 @@ class ModelWriter:
             return self._reject(reason)
         if question["answer"] != letter_:
             question = move_key(question, letter_)
+        if kinds:
+            self._explain(question, deadline)
         if self.checker is not None and not kinds:
             answers, meta = self.checker.answer([question])
             if meta[0]["source"] != "model":  # a fallback letter agreeing by chance proves nothing
@@ -165,6 +169,15 @@ class ModelWriter:
         self.stats["accepted"] += 1
         self.reached = "accepted"
         return question, None
+
+    def _explain(self, question: dict, deadline: timing.Deadline) -> None:
+        """The accepted question's explanation: the solver's (its checked deduction where one is written in the
+        time left, deduction.explanation), never the model's; counted by source."""
+        choices = [strip_prefix(c) for c in question["choices"]]
+        index, puzzle, _ = puzzles.prove_text(question["question"], choices)
+        text, how = deduction.explanation(puzzle, choices[index], seconds_left=deadline.left())
+        question["explanation"] = " ".join(text.split()[:MAX_EXPLANATION_WORDS - 1])
+        self.explained[how] += 1
 
     def _best(self, replies: list[str], subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None]:
         """The first reply that passes every check, else (None, the reason of the reply that got furthest);
@@ -182,7 +195,7 @@ class ModelWriter:
 
     def _checked(self, raw: str, subtopic: str, kinds: tuple[str, ...]) -> tuple[dict | None, str | None, int]:
         """(question, None, stage) for a reply that is an official question passing the filter and, on a topic with
-        generator `kinds`, proven to be one of their puzzles (the solver's deduction as its explanation); else
+        generator `kinds`, proven to be one of their puzzles (write() then gives it the solver's explanation); else
         (None, the first check it failed, the index in STAGES of the last check it passed)."""
         obj, how = extract_json(raw)
         if obj is None:
@@ -203,6 +216,4 @@ class ModelWriter:
             return None, f"off_topic:{puzzle['kind']}", 3
         if LETTERS4[index] != question["answer"]:
             return None, "key_not_proven", 3
-        words = puzzles.explain(puzzle, choices[index]).split()
-        question["explanation"] = " ".join(words[:MAX_EXPLANATION_WORDS - 1])
         return question, None, 4

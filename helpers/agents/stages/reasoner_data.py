@@ -23,11 +23,11 @@ from helpers import puzzles
 from helpers.agents.reasoner import reasoner_messages, reasoner_reply
 from helpers.puzzles import deduction
 from helpers.puzzles.deduction.measure import verdict
+from helpers.puzzles.deduction.steps import SEATING
 from helpers.records import LETTERS
 
 REDRAWS = 8  # puzzles drawn for one chat before its family and level are given up on for that chat
 NOT_COVERED = "no_deduction:family_not_covered"  # a seating family the deduction writer does not cover
-SEATING = tuple(k for k in puzzles.KINDS if puzzles.TOPICS[k][0] == "Puzzles")
 
 
 def puzzle_cycle(n: int, kinds: Sequence[str], levels: Sequence[int]) -> Iterator[tuple[str, int, int]]:

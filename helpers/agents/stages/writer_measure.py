@@ -59,7 +59,8 @@ def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, 
             "proven_replies": writer.replies["proven"],
             "seconds_mean": round(sum(seconds) / n, 3),
             "seconds_p50": round(timing.percentile(seconds, 50), 3),
-            "seconds_p90": round(timing.percentile(seconds, 90), 3), "rejected": rejected, "accepted": accepted}
+            "seconds_p90": round(timing.percentile(seconds, 90), 3), "rejected": rejected, "accepted": accepted,
+            "explained": dict(writer.explained)}
 
 
 def justified_share(report: dict | None) -> tuple[float, str]:

@@ -12,9 +12,11 @@ from typing import Callable
 
 from helpers.puzzles import catalogue
 from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.steps import SEATING
 from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
 
 LIMIT = catalogue.MAX_EXPLANATION_WORDS  # words an explanation may have (the tournament's rule)
+WRITE_RESERVE_S = 2.5  # seconds a question must have left for its deduction to be written (explanation)
 
 
 def deduction_text(steps: list) -> str:
@@ -32,6 +34,21 @@ def verdict(puzzle: dict, key: str) -> tuple[str, str]:
     if check(puzzle, steps, key):
         return "failed_check", text
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text
+
+
+def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None) -> tuple[str, str]:
+    """(the explanation a question carries, where it came from): a seating puzzle's checked deduction of at most
+    LIMIT words ("deduction"), else the solver's own text (catalogue.explain: a blood-relation puzzle's chain of
+    links, "links"; a seating puzzle's count over every seating, "count:<why no deduction>"). A deduction is tried
+    only with at least WRITE_RESERVE_S left (a big board can take a second or two), else "count:no_time"."""
+    if puzzle["kind"] not in SEATING:
+        return catalogue.explain(puzzle, key), "links"
+    if seconds_left is not None and seconds_left < WRITE_RESERVE_S:
+        return catalogue.explain(puzzle, key), "count:no_time"
+    outcome, text = verdict(puzzle, key)
+    if outcome == "ok" and len(text.split()) >= LIMIT:  # a record's explanation stays under it (catalogue.verify)
+        outcome = "over_budget"
+    return (text, "deduction") if outcome == "ok" else (catalogue.explain(puzzle, key), f"count:{outcome}")
 
 
 def records(kind: str, level: int, n: int, seed: int) -> list[dict]:

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import re
 from helpers.puzzles.deduction.checker import check
-from helpers.puzzles.deduction.steps import CLASSIC, Step
-from helpers.puzzles.seating.text import KINDS as LAYOUTS
+from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step
 from helpers.puzzles.deduction.words import fact_text, tokens
 from helpers.puzzles.seating import classic, layouts, parse
 
 FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")
 _CITE = re.compile(r"^(?:By clues? ((?:\d+)(?:(?:, | and )\d+)*), |So )", re.IGNORECASE)
-SEATING = CLASSIC + tuple(LAYOUTS)  # the families whose words this module reads
 _SEP = re.compile(r"(; |, and |, | and )")
 
 

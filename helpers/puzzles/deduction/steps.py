@@ -15,9 +15,11 @@ import numpy as np
 from helpers.puzzles import csp
 from helpers.puzzles.seating import classic
 from helpers.puzzles.seating.solver import Model
+from helpers.puzzles.seating.text import KINDS as LAYOUTS
 
 CLASSIC = ("seating_linear", "seating_circular")
 WRITTEN = ("seating_attributes", "seating_rectangle")  # the layouts families the writer covers too
+SEATING = CLASSIC + LAYOUTS  # every seating family: the ones the checker reads
 
 
 @dataclass(frozen=True)
