@@ -18,7 +18,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      (how often a word is the key); kinship.parse: a blood-relation text read back),
                      puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
                      the questions read), puzzles.deduction (deduction.steps, deduction.checker, deduction.writer,
-                     deduction.words, deduction.measure): the tournament's puzzle generators, each answer proven
+                     deduction.words, deduction.measure, deduction.reading): the puzzle generators, each answer proven
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)
     03/04/05 train   train (train.run: the chunk loop; train.adapter: base + adapter; train.state: what a run

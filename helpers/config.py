@@ -46,6 +46,7 @@ WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/write
 REASONER = "reasoner"  # the reasoning A-agent's adapter ("reason, then the letter"): not an ensemble member
 REASONER_RL = "reasoner_rl"  # the reasoner after reinforcement (the rl section): not an ensemble member
 RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the reasoning A-agent (the reasoner section)"}
+AGENT_ADAPTERS = (*RESERVED, REASONER_RL)  # the agents' own adapters: loadable by name, never ensemble members
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
 

@@ -280,8 +280,8 @@ def _stages() -> tuple[Stage, ...]:
         (("07",), ("07_ensemble",), (lay.eval_rows(name), lay.eval_summary), (lay.ensemble_summary,)),
         (("08",), ("08_agents",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary),
          (lay.writer_data, lay.adapter_dir(config.WRITER), lay.writer_report, lay.reasoner_data,
-          lay.reasoner_data_counts, lay.adapter_dir(config.REASONER), lay.reasoner_report, lay.questions, lay.answers,
-          lay.tournament, lay.export_dir)),
+          lay.reasoner_data_counts, lay.adapter_dir(config.REASONER), lay.rl_data, lay.adapter_dir(config.REASONER_RL),
+          lay.rl_report, lay.reasoner_report, lay.questions, lay.answers, lay.tournament, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))
                  for nums, nbs, reads, writes in rows)

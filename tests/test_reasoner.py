@@ -15,7 +15,7 @@ from helpers import config, filters, puzzles
 from helpers.agents import build, reasoner
 from helpers.agents.answer import AnswerAgent
 from helpers.agents.stages import reasoner_data, reasoner_measure
-from helpers.config import REASONER
+from helpers.config import REASONER, REASONER_RL
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.prompts import render_prompt
@@ -322,6 +322,40 @@ def test_the_sign_test_is_exact():
     assert reasoner_measure.sign_test(0, 0) == 1.0 and reasoner_measure.sign_test(1, 1) == pytest.approx(0.75)
 
 
+@pytest.mark.parametrize("rl, member, why", [
+    (_side(20, n=30), REASONER_RL, "right alone on 6, wrong alone on 0"),  # beats both, significantly
+    (_side(16, n=30), REASONER, "not significantly more"),  # beats letter-only, not the supervised reasoner
+    (_side(20, n=30, collapsed=True), REASONER, "C on 85% of the puzzles (collapsed)"),
+    (_side(20, n=30, p99=6.5), REASONER, "over the 6 s limit"),
+    (None, REASONER, "")])
+def test_the_reinforced_reasoner_answers_only_when_it_beats_both_the_others(rl, member, why):
+    report = {"letter": _side(8, n=30), "reason": _side(14, n=30), **({"rl": rl} if rl else {})}
+    mode, got, text = reasoner_measure.justified_answer(report)
+    assert (mode, got) == ("reason", member) and why in text
+    assert reasoner_measure.measured(report) == ["letter", "reason"] + (["rl"] if rl else [])
+
+
+def test_auto_uses_the_reinforced_reasoner_only_while_its_adapter_is_there(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    cfg = config.load_profile("smoke", "modes")
+    lay = RunLayout.of(cfg)
+    lay.made(lay.agents_dir)
+    report = {"letter": _side(8, n=30), "reason": _side(14, n=30), "rl": _side(20, n=30),
+              "params": reasoner_measure.measured_settings(cfg)}
+    mode, member, why = reasoner_measure.justified_answer(report)
+    lay.reasoner_report.write_text(json.dumps({**report, "justified_mode": mode, "reasoner_member": member,
+                                               "why": why}))
+    for name in (REASONER, REASONER_RL):
+        adapter = lay.adapter_dir(name)
+        adapter.mkdir(parents=True)
+        (adapter / "adapter_config.json").write_text("{}")
+        (adapter / "adapter_model.safetensors").write_bytes(b"")
+    assert build.measured_answer(cfg)[:2] == ("reason", REASONER_RL) and build.selection(cfg)["reasoner"] == REASONER_RL
+    (lay.adapter_dir(REASONER_RL) / "adapter_model.safetensors").unlink()
+    mode, member, why = build.measured_answer(cfg)
+    assert (mode, member) == ("letter", REASONER) and "adapter is missing" in why
+
+
 def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
     cfg = config.load_profile("smoke", "modes")
@@ -339,9 +373,10 @@ def test_auto_trusts_only_a_measurement_of_the_reasoner_that_is_there(tmp_path, 
     (adapter / "adapter_model.safetensors").write_bytes(b"")
     assert build.measured_mode(cfg)[0] == "reason"
     assert build.agents_cfg(cfg).answer_mode == "reason"
-    for changed in ({"reasoner.lr": 1e-2}, {"agents.time_margin": 0.8}, {"agents.reason_max_tokens": 100}):
+    for changed in ({"reasoner.lr": 1e-2}, {"agents.time_margin": 0.8}, {"agents.reason_max_tokens": 100},
+                    {"rl.beta": 0.2}):
         other = config.load_profile("smoke", "modes", changed)
-        assert "other reasoner or answer-budget settings" in build.measured_mode(other)[1], changed
+        assert "other reasoner, rl or answer-budget settings" in build.measured_mode(other)[1], changed
     fixed = config.load_profile("smoke", "modes", {"agents.answer_mode": "letter"})
     assert build.measured_mode(fixed) == ("letter", "set in the profile")
 

@@ -50,31 +50,40 @@ def measured_share(cfg: config.Profile) -> tuple[float, str]:
     return share, report["why"].removeprefix(f"model_question_share {share:g}: ")  # the stage's reason, bare
 
 
-def measured_mode(cfg: config.Profile) -> tuple[str, str]:
-    """agents.answer_mode resolved for a run: the mode set, or for "auto" the mode the reasoner's stage wrote into
-    agents/reasoner.json (helpers.agents.stages.reasoner_train), trusted only while the measured reasoner adapter is
-    there and every setting the measurement recorded (the reasoner's, the answer budget's) is still the profile's."""
+def measured_answer(cfg: config.Profile) -> tuple[str, str, str]:
+    """(answer mode, reasoner adapter, why) for a run: the mode set in the profile (with the supervised reasoner), or
+    for "auto" what the reasoner's stage wrote into agents/reasoner.json (helpers.agents.stages.reasoner_train: the
+    supervised or the reinforced reasoner), trusted only while the chosen reasoner's adapter is there and every
+    setting the measurement recorded (the reasoner's, the rl section's, the answer budget's) is still the profile's."""
     mode = cfg.agents.answer_mode
     if mode != "auto":
-        return mode, "set in the profile"
+        return mode, REASONER, "set in the profile"
     path = RunLayout.of(cfg).reasoner_report
     if not path.exists():
-        return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
+        return "letter", REASONER, "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
     report = io.read_json(path)
-    missing = missing_adapter_files(cfg, REASONER)
+    member = report.get("reasoner_member", REASONER)
+    missing = missing_adapter_files(cfg, member)
     if missing:
-        return "letter", f"the measured reasoner's adapter is missing ({missing[0]})"
+        return "letter", REASONER, f"the measured reasoner's adapter is missing ({missing[0]})"
     if not _still_the_profiles(report.get("params") or {}, cfg):
-        return "letter", (f"{path.name} measured other reasoner or answer-budget settings than the profile's: run "
-                          "notebook 08 again")
+        return "letter", REASONER, (f"{path.name} measured other reasoner, rl or answer-budget settings than the "
+                                    "profile's: run notebook 08 again")
     mode = report["justified_mode"]
-    return mode, report["why"].removeprefix(f"answer_mode {mode}: ")  # the stage's reason, bare
+    return mode, member, report["why"].removeprefix(f"answer_mode {mode}: ")  # the stage's reason, bare
+
+
+def measured_mode(cfg: config.Profile) -> tuple[str, str]:
+    """agents.answer_mode resolved for a run, and why (measured_answer without the reasoner adapter)."""
+    mode, _, why = measured_answer(cfg)
+    return mode, why
 
 
 def _still_the_profiles(measured: dict, cfg: config.Profile) -> bool:
-    """Whether the reasoner section and every answer-budget key a measurement recorded equal the profile's."""
+    """Whether the reasoner and rl sections and every answer-budget key a measurement recorded equal the profile's."""
     budget = measured.get("agents")
     return (measured.get("reasoner") == config.as_dict(cfg.reasoner) and isinstance(budget, dict)
+            and measured.get("rl", config.as_dict(cfg.rl)) == config.as_dict(cfg.rl)
             and budget == {k: v for k, v in config.as_dict(cfg.agents).items() if k in budget})
 
 
@@ -84,8 +93,9 @@ def writer_member(info: dict, sel: dict) -> str:
 
 
 def selection(cfg: config.Profile) -> dict:
-    """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback."""
-    return pred.choose_members(RunLayout.of(cfg), list(cfg.models))
+    """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback; and the
+    reasoner adapter a reasoning A-agent uses ("reasoner": measured_answer's)."""
+    return {**pred.choose_members(RunLayout.of(cfg), list(cfg.models)), "reasoner": measured_answer(cfg)[1]}
 
 
 def load_team_model(cfg: config.Profile, names: Sequence[str],
@@ -107,13 +117,15 @@ def load_tokenizer(cfg: config.Profile) -> Any:
 def answer_agent(model: Any, tokenizer: Any, sel: dict, agents: config.AgentsSettings, *, name: str = "kit",
                  mode: str | None = None) -> AnswerAgent:
     """An A-agent on an already loaded model: letter scoring with the selection's members, or (mode "reason", by
-    default agents.answer_mode) the reasoner's deduction then the letter; the reasoner adapter must be loaded."""
+    default agents.answer_mode) the reasoner's deduction then the letter: the selection's "reasoner" adapter (the
+    supervised one unless it names the reinforced one), which must be loaded."""
     mode = mode or agents.answer_mode
     p, reasoner = None, None
     if mode == "reason":
-        if REASONER not in getattr(model, "peft_config", {}):
-            raise ValueError(f"answer_mode reason needs the {REASONER!r} adapter loaded (notebook 08 trains it)")
-        reasoner = Reasoner(model, tokenizer, member=REASONER, max_new_tokens=agents.reason_max_tokens)
+        member = sel.get("reasoner") or REASONER
+        if member not in getattr(model, "peft_config", {}):
+            raise ValueError(f"answer_mode reason needs the {member!r} adapter loaded (notebook 08 trains it)")
+        reasoner = Reasoner(model, tokenizer, member=member, max_new_tokens=agents.reason_max_tokens)
     else:
         p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
                                  method=sel.get("method", "soft"), batch_size=agents.answer_chunk_size)
@@ -145,7 +157,8 @@ def read_topics(cfg: config.Profile, topics_file: str | None = None) -> dict:
 def kit_answer_agent(cfg: config.Profile) -> tuple[AnswerAgent, dict]:
     """(A-agent, selection) for a run: loads the base and the chosen members."""
     sel, agents = selection(cfg), agents_cfg(cfg)
-    model, tok, info = load_team_model(cfg, sel["members"] + ([REASONER] if agents.answer_mode == "reason" else []))
+    reasoning = [sel["reasoner"]] if agents.answer_mode == "reason" else []
+    model, tok, info = load_team_model(cfg, sel["members"] + reasoning)
     sel = loaded_selection(sel, info)
     return answer_agent(model, tok, sel, agents), {**sel, "answer_mode": agents.answer_mode}
 

@@ -10,7 +10,7 @@ import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from helpers.config import RESERVED, ModelSettings, Profile, TrainSettings
+from helpers.config import AGENT_ADAPTERS, ModelSettings, Profile, TrainSettings
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.models import adapters
@@ -49,13 +49,13 @@ def _trained_members(cfg: Profile, names: list[str], skip_missing: bool) -> tupl
     skipped: dict[str, str] = {}
     wanted = []
     for name in dict.fromkeys(names):
-        if name != BASE and name not in RESERVED and name not in cfg.models:
+        if name != BASE and name not in AGENT_ADAPTERS and name not in cfg.models:
             raise InputError(None, None, "models", f"{name!r} is not an adapter of the profile "
                                                    f"(known: {', '.join(cfg.models)})")
         missing = [] if name == BASE else missing_adapter_files(cfg, name)
         if missing and not skip_missing:
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained "
-                                                     f"(run {'notebook 08' if name in RESERVED else 'notebooks 03-05'})")
+                                                     f"(run {'notebook 08' if name in AGENT_ADAPTERS else 'notebooks 03-05'})")
         if missing:
             skipped[name] = f"missing {missing[0]}"
         else:

@@ -105,7 +105,7 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
     agents = build.agents_cfg(cfg, **agent_overrides)
     writer = WRITER if agents.model_question_share > 0 and not models.missing_adapter_files(
         RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
-    reasoner = REASONER if agents.answer_mode == "reason" else None  # the A-agent that reasons needs its adapter
+    reasoner = (sel.get("reasoner") or REASONER) if agents.answer_mode == "reason" else None  # the one it reasons with
     names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer, reasoner])
              if m]
     adapters = {}
@@ -115,7 +115,7 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
         src = RunLayout.of(cfg).adapter_dir(name)
         missing = models.missing_adapter_files(src)
         if missing:
-            where = "notebook 08" if name in config.RESERVED else "notebooks 03-05"
+            where = "notebook 08" if name in config.AGENT_ADAPTERS else "notebooks 03-05"
             raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained ({where})")
         if link_adapters:
             adapters[name] = str(src.resolve())

@@ -148,7 +148,8 @@ class KitAAgent:
         self.model, self.tokenizer, info = _load(conf, folder, list(conf["members"]) + ([conf["reasoner"]]
                                                                                      if conf["reasoner"] else []))
         sel = build.loaded_selection({"members": conf["members"], "weights": conf["weights"],
-                                      "method": conf["method"], "best_member": conf["best_member"]}, info)
+                                      "method": conf["method"], "best_member": conf["best_member"],
+                                      "reasoner": conf["reasoner"]}, info)
         self.agent = build.answer_agent(self.model, self.tokenizer, sel, conf["agents"], name="kit")
 
     def generate_response(self, message: str | list[str], system_prompt: str | None = None,

@@ -23,7 +23,7 @@ from helpers.agents import timing
 from helpers.agents.answer import run_answers
 from helpers.agents.reasoner import STOPS
 from helpers.agents.stages.reasoner_data import puzzle_cycle
-from helpers.config import ANSWER_MODES
+from helpers.config import ANSWER_MODES, REASONER, REASONER_RL
 from helpers.evaluate import favourite_letter, wilson
 from helpers.records import LETTERS
 
@@ -37,7 +37,8 @@ MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "r
 def measured_settings(cfg: config.Profile) -> dict:
     """What a measurement depends on besides the model: the reasoner's settings and the answer budget's (recorded in
     agents/reasoner.json; helpers.agents.build trusts its decision only while the profile still has them)."""
-    return {"reasoner": config.as_dict(cfg.reasoner), "agents": {k: getattr(cfg.agents, k) for k in MEASURED_AGENTS}}
+    return {"reasoner": config.as_dict(cfg.reasoner), "agents": {k: getattr(cfg.agents, k) for k in MEASURED_AGENTS},
+            "rl": config.as_dict(cfg.rl)}
 
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
@@ -123,6 +124,42 @@ def sign_test(wins: int, losses: int) -> float:
     return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n if n else 1.0
 
 
+def paired(one: dict, other: dict) -> tuple[int, int]:
+    """(puzzles only `one` answered correctly, puzzles only `other` did): two measurements of the same puzzles."""
+    pairs = list(zip(one.get("item_correct", []), other.get("item_correct", [])))
+    return sum(a > b for a, b in pairs), sum(a < b for a, b in pairs)
+
+
+def rl_earned(report: dict) -> tuple[bool, str]:
+    """Whether the reinforced reasoner ("rl", helpers.agents.stages.reasoner_rl) takes the supervised reasoner's
+    place: it must earn reasoning mode by the same rule against letter-only (justified_mode: filter, p99 under the
+    limit, no collapse, significantly more correct) and answer significantly more of the same puzzles correctly than
+    the supervised reasoner (sign test, p < MAX_P)."""
+    rl, supervised = report.get("rl"), report.get("reason")
+    if not rl:
+        return False, "no reinforced reasoner was measured (rl.prompts 0, or its stage not run for this run)"
+    mode, why = justified_mode({"letter": report.get("letter"), "reason": rl})
+    if mode != "reason":
+        return False, f"the reinforced reasoner against letter-only: {why}"
+    wins, losses = paired(rl, supervised)
+    p = sign_test(wins, losses)
+    said = (f"the reinforced reasoner answered {rl['correct']}/{rl['n']} against the supervised reasoner's "
+            f"{supervised['correct']} (right alone on {wins}, wrong alone on {losses}, sign test p {p:.3f})")
+    if rl["correct"] <= supervised["correct"] or p >= MAX_P:
+        return False, said + f": not significantly more (p < {MAX_P})"
+    return True, said + f" and beat letter-only: {why}"
+
+
+def justified_answer(report: dict) -> tuple[str, str, str]:
+    """(answer mode, reasoner adapter, why) a measurement justifies: the reinforced reasoner when rl_earned, else the
+    supervised reasoner's mode by justified_mode."""
+    earned, why_rl = rl_earned(report)
+    if earned:
+        return "reason", REASONER_RL, why_rl
+    mode, why = justified_mode(report)
+    return mode, REASONER, why + (f"; {why_rl}" if report.get("rl") else "")
+
+
 def justified_mode(report: dict | None) -> tuple[str, str]:
     """The answer mode a measurement justifies, and why: reason when the reasoner answered significantly more of the
     same held-out puzzles correctly than letter scoring (sign test on the puzzles where they differ, p < MAX_P), with
@@ -142,8 +179,7 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
     if reason["correct"] <= letter_["correct"]:
         return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} ({reason['accuracy']:.0%}), no more "
                           f"than letter-only's {letter_['correct']}/{letter_['n']} ({letter_['accuracy']:.0%})")
-    pairs = list(zip(reason.get("item_correct", []), letter_.get("item_correct", [])))
-    wins, losses = sum(r > lt for r, lt in pairs), sum(r < lt for r, lt in pairs)
+    wins, losses = paired(reason, letter_)
     p = sign_test(wins, losses)
     if p >= MAX_P:
         return "letter", (f"reasoning answered {reason['correct']}/{reason['n']} against letter-only's "
@@ -163,10 +199,16 @@ def _first_step_words(first: dict) -> str:
     return f", first step true {counts.get('valid', 0)} of {read} read ({counts.get('unreadable', 0)} unreadable)"
 
 
+def measured(report: dict) -> list[str]:
+    """The answerers a report measured: letter, reason, and "rl" (the reinforced reasoner) when it was."""
+    return [*MODES, *(["rl"] if report.get("rl") else [])]
+
+
 def describe(report: dict) -> str:
-    """One line per mode (accuracy, p50/p99 against the limit, cut share, favourite letter), then the mode chosen."""
+    """One line per mode (accuracy, p50/p99 against the limit, cut share, favourite letter; the reinforced reasoner
+    too when it was measured), then the mode chosen."""
     rows = []
-    for mode in MODES:
+    for mode in measured(report):
         r = report[mode]
         lat, fav = r["latency"], r["favourite"]
         rows.append(f"[reasoner] {mode:>6}: {r['correct']}/{r['n']} correct ({r['accuracy']:.0%}, 95% "

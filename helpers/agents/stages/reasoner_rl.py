@@ -337,6 +337,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     """Build the prompts, run GRPO from the supervised reasoner (or a fresh adapter), save the adapter and write the
     report (returned). A checkpoint of the same settings is resumed; resume=False starts over. An install that
     cannot run GRPO (grpo_blocker) is refused before anything is loaded or written."""
+    from helpers.models import release
     from helpers.models.members import apply_cpu_threads, cpu_threads
     from helpers.scoring import end_of_turn_ids
     blocker = grpo_blocker()
@@ -367,4 +368,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
                         resumed=found[1] if found else None, t0=t0)
     lay.made(lay.agents_dir)
     io.write_json(lay.rl_report, report)
+    gone = release.watch(model, trainer)  # nothing returned holds them: free them before the caller loads a model
+    del model, trainer
+    release.free_memory(*gone, label=f"after training {REASONER_RL}", quiet=quiet)
     return report

@@ -1,8 +1,9 @@
 """The reasoning A-agent's stage: training chats (helpers.agents.stages.reasoner_data) -> its own adapter
 (config.REASONER under runs/<run>/models/, trained like the others by helpers.agents.stages.own_adapter with the
 profile's `reasoner:` settings) -> letter-only against reasoning on held-out puzzles
-(helpers.agents.stages.reasoner_measure), whose decision (`justified_mode`, for agents.answer_mode: auto) goes into
-agents/reasoner.json for helpers.agents.build to read. Notebook 08 runs it; so can a shell:
+(helpers.agents.stages.reasoner_measure; the reinforced reasoner of helpers.agents.stages.reasoner_rl too, when it is
+trained), whose decision (`justified_answer`: the mode for agents.answer_mode: auto, and which reasoner adapter)
+goes into agents/reasoner.json for helpers.agents.build to read. Notebook 08 runs it; so can a shell:
 
     python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
 """
@@ -18,7 +19,7 @@ from helpers import config, filters, io
 from helpers.agents import build, reasoner
 from helpers.agents.stages import reasoner_data, reasoner_measure
 from helpers.agents.stages.own_adapter import train_own_adapter, write_chats
-from helpers.config import REASONER
+from helpers.config import REASONER, REASONER_RL
 from helpers.io import stamp
 from helpers.layout import RunLayout
 
@@ -45,13 +46,13 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: 
 
 def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
                 recommendation: dict | None = None) -> dict:
-    """Letter-only (the A-agent's selection) against reasoning (the reasoner) on reasoner.measure held-out puzzles, on
-    cfg.agents's budget; writes agents/reasoner.json (the mode it justifies and the settings it measured) and
-    returns it. model/tokenizer/sel: a team model already holding the selection's members and the reasoner (else
-    loaded)."""
+    """Letter-only (the A-agent's selection) against reasoning (the reasoner), and the reinforced reasoner when its
+    adapter is loaded, on reasoner.measure held-out puzzles, on cfg.agents's budget; writes agents/reasoner.json
+    (the mode and the reasoner adapter it justifies, the settings it measured) and returns it.
+    model/tokenizer/sel: a team model already holding the selection's members and the reasoners (else loaded)."""
     if model is None:
         sel = build.selection(cfg)
-        model, tokenizer, info = build.load_team_model(cfg, sel["members"] + [REASONER], recommendation)
+        model, tokenizer, info = build.load_team_model(cfg, sel["members"] + [REASONER, REASONER_RL], recommendation)
         sel = build.loaded_selection(sel, info)
     if REASONER not in getattr(model, "peft_config", {}):
         raise io.InputError(RunLayout.of(cfg).adapter_dir(REASONER), None, None,
@@ -65,8 +66,13 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
     wordings = reasoner_measure.mark_wordings(questions, training) if training else Counter()
     report = {mode: reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, agents, mode=mode), questions)
               for mode in reasoner_measure.MODES}
-    mode, why = reasoner_measure.justified_mode(report)
-    report.update(justified_mode=mode, why=f"answer_mode {mode}: {why}", letter_members=sel["members"])
+    if REASONER_RL in getattr(model, "peft_config", {}):  # the reinforced reasoner, on the same puzzles
+        rl_sel = {**sel, "reasoner": REASONER_RL}
+        report["rl"] = reasoner_measure.measure(build.answer_agent(model, tokenizer, rl_sel, agents, mode="reason"),
+                                                questions)
+    mode, member, why = reasoner_measure.justified_answer(report)
+    report.update(justified_mode=mode, reasoner_member=member, why=f"answer_mode {mode}: {why}",
+                  letter_members=sel["members"])
     report["wordings"] = dict(wordings)  # held-out puzzles whose wording the chats never used ("new") and the rest
     if lay.reasoner_data_counts.exists():
         report["training_chats"] = io.read_json(lay.reasoner_data_counts)
