@@ -155,6 +155,20 @@ def test_a_config_with_a_bad_key_names_the_file_and_the_key(exported, tmp_path, 
         KitAAgent(config=str(path))
 
 
+def test_the_reinforced_reasoner_chosen_is_the_one_exported_and_loaded(tmp_path, monkeypatch):
+    from helpers.agents import build
+    from helpers.agents.harness.kit_agents import KitAAgent
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path / "runs"))
+    cfg = config.load_profile("smoke", "reinforced", {"model.base": str(tiny_model_dir())})
+    _save_adapter(RunLayout.of(cfg).adapter_dir(config.REASONER_RL), 9)
+    sel = {**build.selection(cfg), "reasoner": config.REASONER_RL}  # what section 7 sets when the measurement says so
+    conf = export.export(cfg, tmp_path / "agents", sel=sel, answer_mode="reason")
+    assert conf["reasoner"] == config.REASONER_RL and config.REASONER not in conf["adapters"]
+    assert (tmp_path / "agents" / "adapters" / config.REASONER_RL / "adapter_model.safetensors").exists()
+    aagent = KitAAgent(config=str(tmp_path / "agents" / export.CONFIG_NAME))
+    assert aagent.agent.reasoner.member == config.REASONER_RL
+
+
 def test_the_harness_runs_the_exported_agent_in_reasoning_mode(tmp_path, monkeypatch):
     """Exported with answer_mode reason: the reasoner's adapter goes along, each harness batch is reasoned over
     together inside the budget, every answer passes the filter with the model's own words as its reasoning."""
