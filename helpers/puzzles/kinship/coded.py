@@ -114,7 +114,8 @@ def coded_steps(p: dict, answer: str) -> list[Said]:
 def _decode_said(codes: list[list[str]], symbols: list[str], facts: list[list[str]]) -> Said:
     """ "Decode: A is B's father; B is C's sister.": each symbol's meaning and the facts it gives."""
     meaning = dict((s, w) for s, w in codes)
-    claims = tuple(("code", s, meaning[s]) for s in dict.fromkeys(symbols)) + tuple(("rel", x, y, w) for w, x, y in facts)
+    claims = tuple(("code", s, meaning[s]) for s in dict.fromkeys(symbols))
+    claims += tuple(("rel", x, y, w) for w, x, y in facts)
     decoded = "; ".join(f"{x} is {y}'s {w}" for w, x, y in facts)
     return Said(f"Decode: {decoded}.", claims, tuple(range(len(facts))))
 

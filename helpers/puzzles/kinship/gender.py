@@ -125,6 +125,11 @@ def _statement_claim(st: list[str]) -> tuple:
     return ("gender", st[1], st[2]) if st[0] == "gender" else ("rel", st[1], st[2], st[3].lower())
 
 
+def option_claim(p: dict, answer: str) -> tuple:
+    """The claim a which-is-true question's answer makes (the option whose words it is)."""
+    return _statement_claim(next(st for st in p["options"] if _statement_text(st) == answer))
+
+
 def explain_gender(p: dict, answer: str) -> str:
     """The links from one person to the other, then how the gender was inferred or why it stays open."""
     return joined(gender_steps(p, answer))

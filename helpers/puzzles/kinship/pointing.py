@@ -279,7 +279,17 @@ def _pointing_answer(p: dict, r: Reading, g: list[str], x: int, t: int) -> str:
 
 def possible_pointing(p: dict) -> set[str]:
     """Every answer some reading of the pointing text gives."""
-    return {_pointing_answer(p, r, g, x, t) for r, g, x, t in _valid(p)[0]}
+    return answers_of(p, valid_readings(p))
+
+
+def valid_readings(p: dict) -> list[tuple[Reading, list[str], int, int]]:
+    """The readings of the text that pass every check: (reading, genders, pointed-at person, person asked about)."""
+    return _valid(p)[0]
+
+
+def answers_of(p: dict, good: list[tuple[Reading, list[str], int, int]]) -> set[str]:
+    """Every answer the given readings give."""
+    return {_pointing_answer(p, r, g, x, t) for r, g, x, t in good}
 
 
 # ---- pointing: text ---------------------------------------------------------------------------------------
