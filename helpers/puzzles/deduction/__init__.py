@@ -2,12 +2,15 @@
 
 steps (a step: clues cited, case, split, claims, closes, answer; a fact's meaning as a solver constraint), checker
 (check: every step proven from the clues cited so far), writer (write: the greedy writer of the classic seating kinds
-and the round table with attributes), words (facts and steps in the puzzle's words) and measure (lengths per family
-and level; python -m helpers.puzzles.deduction --measure prints them).
+and the round table with attributes), words (facts and steps in the puzzle's words), kinship (the blood-relation
+families' own explanation steps and their checker, check_kinship) and measure (lengths per family and level;
+python -m helpers.puzzles.deduction --measure prints them).
 """
 
 from helpers.puzzles.deduction.checker import check, key_of
+from helpers.puzzles.deduction.kinship import KINSHIP_KINDS, check_kinship, write_kinship
 from helpers.puzzles.deduction.steps import Step
 from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
 
-__all__ = ["KINDS", "NoDeduction", "Step", "check", "key_of", "write"]
+__all__ = ["KINDS", "KINSHIP_KINDS", "NoDeduction", "Step", "check", "check_kinship", "key_of", "write",
+           "write_kinship"]

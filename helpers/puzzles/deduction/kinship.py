@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from helpers.puzzles.deduction.steps import Step, frozen
 from helpers.puzzles.deduction.words import join
+from helpers.puzzles.deduction.writer import NoDeduction
 from helpers.puzzles.kinship import coded, gender, kinds, pointing
 from helpers.puzzles.kinship import tree as fam
 from helpers.puzzles.kinship.facts import gender_models, rel_key, relation_terms
@@ -50,9 +51,13 @@ WORDS = _word_meanings()
 
 
 def write_kinship(puzzle: dict, key: str) -> list[Step]:
-    """The family's own explanation of the key as Steps (its words, cited facts, claims and conclusion)."""
-    return [Step(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text)
-            for s in STEPS[puzzle["kind"]](puzzle, key)]
+    """The family's own explanation of the key as Steps (its words, cited facts, claims and conclusion);
+    NoDeduction("key_not_explained") when the key names no one the facts reach."""
+    try:
+        said = STEPS[puzzle["kind"]](puzzle, key)
+    except (LookupError, StopIteration) as exc:
+        raise NoDeduction("key_not_explained") from exc
+    return [Step(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text) for s in said]
 
 
 def kinship_key(puzzle: dict) -> str:

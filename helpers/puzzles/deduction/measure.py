@@ -12,6 +12,7 @@ from typing import Callable
 
 from helpers.puzzles import catalogue
 from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.kinship import KINSHIP_KINDS, check_kinship, write_kinship
 from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
 
 LIMIT = catalogue.MAX_EXPLANATION_WORDS  # words an explanation may have (the tournament's rule)
@@ -23,13 +24,15 @@ def deduction_text(steps: list) -> str:
 
 
 def verdict(puzzle: dict, key: str) -> tuple[str, str]:
-    """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none."""
+    """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none (a
+    kinship family's deduction is its own explanation's steps, checked by check_kinship)."""
+    kinship = puzzle["kind"] in KINSHIP_KINDS
     try:
-        steps = write(puzzle, key)
+        steps = (write_kinship if kinship else write)(puzzle, key)
     except NoDeduction as exc:
         return f"no_deduction:{exc}", ""
     text = deduction_text(steps)
-    if check(puzzle, steps, key):
+    if (check_kinship if kinship else check)(puzzle, steps, key):
         return "failed_check", text
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text
 
@@ -77,7 +80,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join([head, rule, *map(summary_row, rows)])
 
 
-def measure(n: int, seed: int = 0, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = catalogue.LEVELS,
-            tokens: Callable[[str], int] | None = None) -> list[dict]:
-    """measure_one for every family and level the writer covers."""
+def measure(n: int, seed: int = 0, kinds: tuple[str, ...] = KINDS + KINSHIP_KINDS,
+            levels: tuple[int, ...] = catalogue.LEVELS, tokens: Callable[[str], int] | None = None) -> list[dict]:
+    """measure_one for every family and level the writers cover (the seating writer's and the kinship families)."""
     return [measure_one(k, lv, n, seed, tokens) for k in kinds for lv in levels]
