@@ -157,7 +157,7 @@ def _fact_problem(models: list[dict], claim: tuple, said: str, every: list[dict]
     absent = [p for p in (inner[1:2] if inner[0] == "gender" else inner[1:3]) if p not in pool[0]["people"]]
     if absent:
         where = said if pool is models else "the stated facts"
-        return f"claims '{claim_text(claim)}', but {where} do not mention {join(absent)}"
+        return f"claims '{claim_text(claim)}', but {join(absent)} {'is' if len(absent) == 1 else 'are'} not in {where}"
     if claim[0] == "unforced":
         return None if not _holds(pool, inner) else (f"claims '{claim_text(claim)}', but it holds in every family "
                                                      "the stated facts allow")
@@ -227,6 +227,8 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
             return [str(exc)]
     facts = stated_facts(puzzle, key)
     families, cited, readings, out, claimed = _Families(facts), frozenset(), {}, [], set()
+    if facts and not families.every():
+        return ["the stated facts allow no family"]
     for i, step in enumerate(steps):
         where = f"step {i + 1} ({step.text or step})"
         if any(not isinstance(u, int) or not 0 <= u < len(facts) for u in step.uses):
