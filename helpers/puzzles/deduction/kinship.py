@@ -164,7 +164,7 @@ def _fact_problem(models: list[dict], claim: tuple, said: str, every: list[dict]
     return None if _holds(pool, inner) else f"claims '{claim_text(claim)}', which fails in a family {said} allow"
 
 
-def _own_problem(puzzle: dict, claim: tuple, key: str, readings: dict) -> str | None:
+def _own_problem(puzzle: dict, claim: tuple, readings: dict) -> str | None:
     """Why a code, option, chain or asked claim is not proven (None when it is)."""
     kind, text = claim[0], f"claims '{claim_text(claim)}'"
     if kind == "code":
@@ -191,12 +191,16 @@ def _own_problem(puzzle: dict, claim: tuple, key: str, readings: dict) -> str | 
 
 def _said(uses) -> str:
     """ "facts 1 and 3", "fact 2" or "no fact" (a citation that is no index quoted as it is)."""
-    nums = [str(u + 1) if isinstance(u, int) else repr(u) for u in sorted(uses, key=str)]
+    nums = [str(u + 1) if isinstance(u, int) else repr(u) for u in sorted(uses, key=lambda u: (str(type(u)), u))]
     return f"fact{'s' if len(nums) > 1 else ''} {join(nums)}" if nums else "no fact"
 
 
-def _claim_problem(puzzle: dict, claim: tuple, key: str, families: _Families, cited: frozenset,
-                   readings: dict) -> str | None:
+def _as_claim(claim) -> tuple:
+    """A claim as nested tuples (lists from JSON read alike); anything else as a one-element tuple."""
+    return frozen(claim) if isinstance(claim, (list, tuple)) else (claim,)
+
+
+def _claim_problem(puzzle: dict, claim: tuple, families: _Families, cited: frozenset, readings: dict) -> str | None:
     """Why one claim of a step is not proven, or None."""
     if not claim or claim[0] not in ARITY or len(claim) != ARITY[claim[0]]:
         return f"claims {claim!r}, which the checker cannot read"
@@ -204,14 +208,13 @@ def _claim_problem(puzzle: dict, claim: tuple, key: str, families: _Families, ci
         return _fact_problem(families.of(cited), claim, _said(cited), families.every())
     if claim[0] not in OWN_CLAIMS[puzzle["kind"]]:
         return f"claims '{claim_text(claim)}', which a {puzzle['kind']} puzzle cannot prove"
-    return _own_problem(puzzle, claim, key, readings)
+    return _own_problem(puzzle, claim, readings)
 
 
 def _step_problems(puzzle: dict, step: Step, key: str, families: _Families, cited: frozenset,
                    readings: dict) -> list[str]:
     """What is wrong with one step, given the facts cited so far."""
-    out = [p for c in step.claims if (p := _claim_problem(puzzle, frozen(c) if isinstance(c, (list, tuple)) else (c,),
-                                                          key, families, cited, readings))]
+    out = [p for c in step.claims if (p := _claim_problem(puzzle, _as_claim(c), families, cited, readings))]
     if step.answer is not None and step.answer != key:
         out.append(f"concludes '{step.answer}', not the key '{key}'")
     return out
@@ -237,7 +240,7 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
             continue
         cited |= set(step.uses)
         out += [f"{where}: {p}" for p in _step_problems(puzzle, step, key, families, cited, readings)]
-        claimed |= {frozen(c) for c in step.claims}
+        claimed |= {_as_claim(c) for c in step.claims}
     if not steps or steps[-1].answer is None:
         out.append("the last step does not conclude the key")
     every = families.every() if facts else []
