@@ -92,6 +92,11 @@ def test_bad_input_gives_a_problem_not_a_crash():
     assert check_kinship(contradictory, steps, key="Uncle") == ["the stated facts allow no family"]
     assert check_kinship(dict(PUZZLE, question=["relation", "Zed", "Ben"]), steps) == [
         "the puzzle does not prove one answer: []"]  # nobody the facts name: no key to conclude
+    assert check_kinship(dict(PUZZLE, kind="seating_linear"), steps) == [
+        "'seating_linear' is not a blood-relation family (family, family_pointing, family_coded, family_gender)"]
+    which = next(r for lv in catalogue.LEVELS for r in RECORDS["family_coded", lv]
+                 if r["puzzle"]["question"][0] == "which")
+    assert check_kinship(which["puzzle"], steps, key="Z ? Q") == ["the key 'Z ? Q' is none of the puzzle's options"]
 
 
 @pytest.mark.parametrize("kind", KINSHIP_KINDS)

@@ -53,6 +53,8 @@ WORDS = _word_meanings()
 def write_kinship(puzzle: dict, key: str) -> list[Step]:
     """The family's own explanation of the key as Steps (its words, cited facts, claims and conclusion);
     NoDeduction("key_not_explained") when the key names no one the facts reach."""
+    if puzzle.get("kind") not in KINSHIP_KINDS:
+        raise NoDeduction("family_not_covered")
     try:
         said = STEPS[puzzle["kind"]](puzzle, key)
     except (LookupError, StopIteration) as exc:
@@ -223,15 +225,27 @@ def _step_problems(puzzle: dict, step: Step, key: str, families: _Families, cite
 def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> list[str]:
     """Every problem of a blood-relation deduction (empty when the kinship solvers prove it), each naming its step's
     number and text; the key is the family's solver's own unless given."""
+    if puzzle.get("kind") not in KINSHIP_KINDS:
+        return [f"{puzzle.get('kind')!r} is not a blood-relation family ({', '.join(KINSHIP_KINDS)})"]
     if key is None:
         try:
             key = kinship_key(puzzle)
         except ValueError as exc:
             return [str(exc)]
-    facts = stated_facts(puzzle, key)
-    families, cited, readings, out, claimed = _Families(facts), frozenset(), {}, [], set()
+    try:
+        facts = stated_facts(puzzle, key)
+        families = _Families(facts)
+        needed = key_claims(puzzle, key, families.every() if facts else [])
+    except (LookupError, StopIteration):
+        return [f"the key '{key}' is none of the puzzle's options"]
     if facts and not families.every():
         return ["the stated facts allow no family"]
+    return _steps_problems(puzzle, steps, key, families, needed)
+
+
+def _steps_problems(puzzle: dict, steps: list[Step], key: str, families: _Families, needed: list[tuple]) -> list[str]:
+    """Every step's problems in turn (facts cited accumulate), then a missing conclusion or key claim."""
+    facts, cited, readings, out, claimed = families.facts, frozenset(), {}, [], set()
     for i, step in enumerate(steps):
         where = f"step {i + 1} ({step.text or step})"
         if any(not isinstance(u, int) or not 0 <= u < len(facts) for u in step.uses):
@@ -243,7 +257,4 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
         claimed |= {_as_claim(c) for c in step.claims}
     if not steps or steps[-1].answer is None:
         out.append("the last step does not conclude the key")
-    every = families.every() if facts else []
-    out += [f"no step claims '{claim_text(c)}', which the key says" for c in key_claims(puzzle, key, every)
-            if c not in claimed]
-    return out
+    return out + [f"no step claims '{claim_text(c)}', which the key says" for c in needed if c not in claimed]
