@@ -82,11 +82,12 @@ def test_bad_input_gives_a_problem_not_a_crash():
     problems = check_kinship(PUZZLE, [replace(steps[0], uses=(7,))] + steps[1:])
     assert _named(problems, steps, 0, "cites a fact the puzzle does not have (fact 8; it states 3)"), problems
     odd = [Step(uses=(0,), claims=(("rel", "Zed", "Ben", "father"), ("rel", "Carl", "Ben", "stepfather"), ("x",),
-                                   ["gender", "Carl", "m"]), text="odd")] + steps[1:]
+                                   ["gender", "Carl", "m"], ("chain", "x", "son")), text="odd")] + steps[1:]
     problems = check_kinship(PUZZLE, odd)
     assert _named(problems, odd, 0, "but Zed is not in fact 1"), problems
     assert _named(problems, odd, 0, "'stepfather' is no relation word"), problems
     assert _named(problems, odd, 0, "which the checker cannot read"), problems
+    assert _named(problems, odd, 0, "'chain word x names the speaker's son', which a family puzzle cannot prove")
     assert not _named(problems, odd, 0, "Carl is male"), problems  # a claim as a JSON list is read as a tuple
     contradictory = dict(PUZZLE, facts=PUZZLE["facts"][:2] + [["mother", "Carl", "Eva"]])  # Carl: father and mother
     assert check_kinship(contradictory, steps, key="Uncle") == ["the stated facts allow no family"]

@@ -27,7 +27,7 @@ from helpers.puzzles.kinship import tree as fam
 from helpers.puzzles.kinship.facts import gender_models, rel_key, relation_terms
 from helpers.puzzles.kinship.words import SELF, term_for
 
-KINSHIP_KINDS = ("family", "family_pointing", "family_coded", "family_gender")
+KINSHIP_KINDS = ("family",) + kinds.KINDS  # the stated-facts family and the pointing, coded and gender ones
 STEPS = {"family": fam.explain_steps, "family_pointing": pointing.pointing_steps, "family_coded": coded.coded_steps,
          "family_gender": gender.gender_steps}
 ARITY = {"rel": 4, "kin": 4, "gender": 3, "unforced": 2, "code": 3, "option": 3, "chain": 3, "asked": 2}
@@ -95,7 +95,8 @@ def claim_text(claim: tuple) -> str:
     if kind == "option":
         return f"{claim[1]} means its first person is the last one's {claim[2]}"
     if kind == "chain":
-        return f"chain word {claim[1] + 1} names the speaker's {claim[2]}"
+        at = claim[1] + 1 if isinstance(claim[1], int) else claim[1]
+        return f"chain word {at} names the speaker's {claim[2]}"
     return f"the answer is {claim[1]}"
 
 
