@@ -15,10 +15,10 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      (the hidden world's truths); seating.parse (a text read back into its puzzle)),
                      puzzles.kinship (kinship.tree: stated facts; kinship.kinds: kinship.pointing, kinship.coded,
                      kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
-                     (how often a word is the key); kinship.parse: a blood-relation text read back),
+                     (how often a word is the key); kinship.said: steps as data; kinship.parse: a text read back),
                      puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
                      the questions read), puzzles.deduction (deduction.steps, deduction.checker, deduction.writer,
-                     deduction.words, deduction.measure, deduction.reading): the puzzle generators, each answer proven
+                     deduction.words, deduction.kinship, deduction.measure, deduction.reading): proven puzzle makers
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)
     03/04/05 train   train (train.run: the chunk loop; train.adapter: base + adapter; train.state: what a run

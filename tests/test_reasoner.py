@@ -232,9 +232,12 @@ def test_training_chats_cover_every_family_level_and_letter_with_the_solvers_ded
             steps = deduction.write(r["puzzle"], key)
             assert r["reasoning"] == "deduction" and deduction.check(r["puzzle"], steps, key) == []
             assert reasoning_.strip() == " ".join(s.text for s in steps) and "seatings" not in reasoning_
-        else:  # the chain of links, stated or derived
-            assert r["reasoning"] == "links" and reasoning_.strip() == r["explanation"]
-    assert counts["source:deduction"] == 8 and counts["source:links"] == 16, counts
+        else:  # the chain of links, each link proven from the facts it cites
+            key = r["choices"][r["answer"]]
+            steps = deduction.write_kinship(r["puzzle"], key)
+            assert r["reasoning"] == "deduction" and deduction.check_kinship(r["puzzle"], steps, key) == []
+            assert reasoning_.strip() == r["explanation"] == " ".join(s.text for s in steps)
+    assert counts["source:deduction"] == 24 and "source:links" not in counts, counts
 
 
 def test_a_family_without_a_deduction_is_left_out_and_counted():

@@ -94,7 +94,7 @@ def test_the_measurement_counts_how_far_each_reply_got(tok, monkeypatch):
     assert report["rejected"] == {"no_json": 1, "not_four_choices": 1, "filter:question_too_long": 1,
                                   "unproven:unknown_text": 1, "key_not_proven": 1, "off_topic:family": 1}
     assert report["accepted"][0]["explanation"] == rec["explanation"]  # the solver's deduction, not the model's
-    assert report["explained"] == {"links": 1}
+    assert report["explained"] == {"deduction": 1}  # a family puzzle's chain of links, each link proven
     assert {a[2] for a in writer_measure.requests(TOPICS, 8)} == set("ABCD")
 
 

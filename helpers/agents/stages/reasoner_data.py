@@ -4,7 +4,8 @@ person could follow, then "Answer: <letter>" (helpers.agents.reasoner writes and
 The reasoning is, per family: for the seating families the deduction writer covers (helpers.puzzles.deduction:
 place or link by a clue, split into the cases a clue leaves, close each failing case, conclude), its deduction,
 every step proven by the checker and at most 100 words; for the blood-relation families, their own explanation, the
-chain of links from one person to the other, each stated or derived. A seating family the writer does not cover
+chain of links from one person to the other, each link proven from the facts it cites (deduction.check_kinship). A
+seating family the writer does not cover
 has only the solver's count over every seating ("Of 5,040 seatings: ... -> 600"), which no model can follow: it is
 left out of the chats, and so is a puzzle whose deduction could not be written, checked or kept short (another is
 drawn). Given the profile's reasoning token budget (reasoner.token_budget: what finishes inside the 3 s answer budget
@@ -45,12 +46,10 @@ def taught(kinds: Sequence[str]) -> list[str]:
 
 
 def reasoning(rec: dict) -> tuple[str | None, str]:
-    """(the reply's reasoning, its source) for a built puzzle: ("...", "deduction") or ("...", "links"), or
-    (None, why not) for a seating puzzle without a checked deduction of at most 100 words."""
+    """(the reply's reasoning, "deduction") for a built puzzle with a checked deduction of at most 100 words (a
+    blood-relation puzzle's is its explanation, each link proven), or (None, why not)."""
     kind = rec["puzzle"]["kind"]
-    if kind not in SEATING:
-        return rec["explanation"], "links"
-    if kind not in deduction.KINDS:
+    if kind in SEATING and kind not in deduction.KINDS:
         return None, NOT_COVERED
     outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
     return (text, "deduction") if outcome == "ok" else (None, outcome)

@@ -12,6 +12,7 @@ from typing import Callable
 
 from helpers.puzzles import catalogue
 from helpers.puzzles.deduction.checker import check
+from helpers.puzzles.deduction.kinship import KINSHIP_KINDS, check_kinship, write_kinship
 from helpers.puzzles.deduction.steps import SEATING
 from helpers.puzzles.deduction.writer import KINDS, NoDeduction, write
 
@@ -25,30 +26,34 @@ def deduction_text(steps: list) -> str:
 
 
 def verdict(puzzle: dict, key: str) -> tuple[str, str]:
-    """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none."""
+    """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none (a
+    kinship family's deduction is its own explanation's steps, checked by check_kinship)."""
+    kinship = puzzle["kind"] in KINSHIP_KINDS
     try:
-        steps = write(puzzle, key)
+        steps = (write_kinship if kinship else write)(puzzle, key)
     except NoDeduction as exc:
         return f"no_deduction:{exc}", ""
     text = deduction_text(steps)
-    if check(puzzle, steps, key):
+    if (check_kinship if kinship else check)(puzzle, steps, key):
         return "failed_check", text
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text
 
 
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None) -> tuple[str, str]:
-    """(the explanation a question carries, where it came from): a seating puzzle's checked deduction of at most
-    LIMIT words ("deduction"), else the solver's own text (catalogue.explain: a blood-relation puzzle's chain of
-    links, "links"; a seating puzzle's count over every seating, "count:<why no deduction>"). A deduction is tried
-    only with at least WRITE_RESERVE_S left (a big board can take a second or two), else "count:no_time"."""
-    if puzzle["kind"] not in SEATING:
-        return catalogue.explain(puzzle, key), "links"
-    if seconds_left is not None and seconds_left < WRITE_RESERVE_S:
+    """(the explanation a question carries, where it came from): the puzzle's checked deduction, under LIMIT words
+    ("deduction"), else the solver's own text (catalogue.explain: a seating puzzle's count over every seating,
+    "count:<why no deduction>"; a blood-relation puzzle's unchecked chain of links, "links:<why>"). A seating
+    deduction is tried only with at least WRITE_RESERVE_S left (a big board can take a second or two), else
+    "count:no_time"."""
+    seating = puzzle["kind"] in SEATING
+    if seating and seconds_left is not None and seconds_left < WRITE_RESERVE_S:
         return catalogue.explain(puzzle, key), "count:no_time"
     outcome, text = verdict(puzzle, key)
     if outcome == "ok" and len(text.split()) >= LIMIT:  # a record's explanation stays under it (catalogue.verify)
         outcome = "over_budget"
-    return (text, "deduction") if outcome == "ok" else (catalogue.explain(puzzle, key), f"count:{outcome}")
+    if outcome == "ok":
+        return text, "deduction"
+    return catalogue.explain(puzzle, key), f"{'count' if seating else 'links'}:{outcome}"
 
 
 def records(kind: str, level: int, n: int, seed: int) -> list[dict]:
@@ -94,7 +99,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join([head, rule, *map(summary_row, rows)])
 
 
-def measure(n: int, seed: int = 0, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = catalogue.LEVELS,
-            tokens: Callable[[str], int] | None = None) -> list[dict]:
-    """measure_one for every family and level the writer covers."""
+def measure(n: int, seed: int = 0, kinds: tuple[str, ...] = KINDS + KINSHIP_KINDS,
+            levels: tuple[int, ...] = catalogue.LEVELS, tokens: Callable[[str], int] | None = None) -> list[dict]:
+    """measure_one for every family and level the writers cover (the seating writer's and the kinship families)."""
     return [measure_one(k, lv, n, seed, tokens) for k in kinds for lv in levels]

@@ -14,7 +14,9 @@ import random
 
 from helpers.puzzles import blind
 from helpers.puzzles.kinship import tree as fam
-from helpers.puzzles.kinship.facts import NEUTRAL_OF, gender_models, path_lines, proven_genders, relation_terms, rename
+from helpers.puzzles.kinship.facts import (NEUTRAL_OF, gender_models, path_lines, path_said, proven_genders,
+                                           relation_terms, rename)
+from helpers.puzzles.kinship.said import Said, joined
 from helpers.puzzles.kinship.words import GENS, INV, UNNAMED, VOCAB, Kind, check, near_terms, reject, term_for
 
 DIRECT = ("parent", "child", "sibling", "spouse")
@@ -83,7 +85,7 @@ def render_coded(p: dict) -> str:
     return f"{CODE_INTROS[p['intro']]}{codes} {ask}"
 
 
-def _coded_solution(p: dict, answer: str) -> tuple[list[list[str]], list[str]]:
+def coded_solution(p: dict, answer: str) -> tuple[list[list[str]], list[str]]:
     """The facts behind the answer (the chosen expression's for a which-question) and the pair asked about."""
     q = p["question"]
     if q[0] == "relation":
@@ -93,18 +95,38 @@ def _coded_solution(p: dict, answer: str) -> tuple[list[list[str]], list[str]]:
 
 def explain_coded(p: dict, answer: str) -> str:
     """Decode each symbol, follow the links from the second person to the first, name the relation."""
-    facts, (a, b) = _coded_solution(p, answer)
+    return joined(coded_steps(p, answer))
+
+
+def coded_steps(p: dict, answer: str) -> list[Said]:
+    """The explanation as steps: the decoding, each link from the second person to the first, the relation, and for
+    a which-question what the other options give."""
+    facts, (a, b) = coded_solution(p, answer)
     models = gender_models(facts)
-    proven = proven_genders(models)
+    relation = p["question"][0] == "relation"
+    symbols = p["expr"][1::2] if relation else answer.split()[1::2]
+    term = (answer if relation else p["question"][3]).lower()
+    steps = [_decode_said(p["codes"], symbols, facts)] + path_said(facts, models[0], proven_genders(models), b, a)[0]
+    steps.append(Said(f"So {a} is {b}'s {term}.", (("rel", a, b, term),), answer=answer if relation else None))
+    return steps + ([] if relation else [_others_said(p, answer, a, b)])
+
+
+def _decode_said(codes: list[list[str]], symbols: list[str], facts: list[list[str]]) -> Said:
+    """ "Decode: A is B's father; B is C's sister.": each symbol's meaning and the facts it gives."""
+    meaning = dict((s, w) for s, w in codes)
+    claims = tuple(("code", s, meaning[s]) for s in dict.fromkeys(symbols))
+    claims += tuple(("rel", x, y, w) for w, x, y in facts)
     decoded = "; ".join(f"{x} is {y}'s {w}" for w, x, y in facts)
-    lines, _, _ = path_lines(facts, models[0], proven, b, a)
-    term = answer if p["question"][0] == "relation" else p["question"][3]
-    text = f"Decode: {decoded}. " + " ".join(lines) + f" So {a} is {b}'s {term.lower()}."
-    if p["question"][0] == "which":
-        others = [relation_terms(gender_models(expr_facts(p["codes"], o)), b, a) for o in p["options"]
-                  if _expr_text(o) != answer]
-        text += " The other options give: " + ", ".join(sorted({t.lower() for ts in others for t in ts})) + "."
-    return text
+    return Said(f"Decode: {decoded}.", claims, tuple(range(len(facts))))
+
+
+def _others_said(p: dict, answer: str, a: str, b: str) -> Said:
+    """ "The other options give: aunt, cousin.": what each other expression means, concluding the chosen one."""
+    others = {_expr_text(o): relation_terms(gender_models(expr_facts(p["codes"], o)), b, a) for o in p["options"]
+              if _expr_text(o) != answer}
+    claims = tuple(("option", e, t.lower()) for e, ts in others.items() for t in sorted(ts))
+    words = ", ".join(sorted({t.lower() for ts in others.values() for t in ts}))
+    return Said(f"The other options give: {words}.", claims, answer=answer)
 
 
 def work_coded(p: dict) -> dict:
@@ -112,7 +134,7 @@ def work_coded(p: dict) -> dict:
     answer = next(iter(possible_coded(p)), None)
     if answer is None:
         return {"steps": 0, "hops": 0, "log2_space": 0.0}
-    facts, (a, b) = _coded_solution(p, answer)
+    facts, (a, b) = coded_solution(p, answer)
     models = gender_models(facts)
     _, hops, derived = path_lines(facts, models[0], proven_genders(models), b, a)
     which = p["question"][0] == "which"

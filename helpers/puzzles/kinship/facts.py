@@ -11,13 +11,13 @@ import itertools
 import random
 
 from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship.said import Said
 from helpers.puzzles.kinship.words import INV, UNNAMED, key_of, term_for
 
 NEUTRAL = {"parent": ("father", "mother"), "child": ("son", "daughter"), "sibling": ("brother", "sister"),
            "spouse": ("husband", "wife")}
 NEUTRAL_OF = {w: n for n, ws in NEUTRAL.items() for w in ws}
-KIND_OF = {**{w: k for w, (k, _) in fam.REL_WORDS.items()}, "parent": "P", "child": "C", "sibling": "S",
-           "spouse": "H"}
+KIND_OF = fam.FACT_KINDS
 LETTERS = "ABCDEFGHJKLMNRSTUVWXYZ"  # no I/O (read as digits) and no P/Q (the code definitions' placeholders)
 
 
@@ -82,17 +82,33 @@ def proven_genders(models: list[dict]) -> dict[str, str]:
     return out
 
 
-def path_lines(facts: list[list[str]], world: dict, proven: dict, y: str, x: str) -> tuple[list[str], int, int]:
-    """The chain of links from y to x as sentences, with the hop count and how many were derived, not stated."""
+def gender_uses(facts: list[list[str]], world: dict, p: str) -> tuple[int, ...]:
+    """The facts that fix p's gender: a gendered word said of p, else the marriage and the spouse's word."""
+    if own := fam.said_of(facts, p):
+        return own
+    return tuple(i for s in sorted(world["spouse"][p])
+                 for i in fam.link_uses(facts, world, "H", p, s) + fam.said_of(facts, s))
+
+
+def path_said(facts: list[list[str]], world: dict, proven: dict, y: str, x: str) -> tuple[list[Said], int]:
+    """The chain of links from y to x as steps (each citing the facts that prove its link and its word's gender),
+    with how many links were derived, not stated."""
     stated = {(KIND_OF[w], b, a) for w, a, b in facts} | {(INV[KIND_OF[w]], a, b) for w, a, b in facts}
-    lines, u, derived = [], y, 0
-    path = fam.paths(world, y, x)[0] if x != y else []
-    for label, v in path:
+    steps, u, derived = [], y, 0
+    for label, v in fam.paths(world, y, x)[0] if x != y else []:
         reason = "" if (label, u, v) in stated else fam.link_reason(world, label, u, v)
         derived += bool(reason)
-        lines.append(f"{u}'s {_edge_word(label, proven.get(v))} is {v}{reason}.")
+        word = _edge_word(label, proven.get(v))
+        uses = fam.link_uses(facts, world, label, u, v) + (gender_uses(facts, world, v) if v in proven else ())
+        steps.append(Said(f"{u}'s {word} is {v}{reason}.", (("rel", v, u, word),), tuple(sorted(set(uses)))))
         u = v
-    return lines, len(path), derived
+    return steps, derived
+
+
+def path_lines(facts: list[list[str]], world: dict, proven: dict, y: str, x: str) -> tuple[list[str], int, int]:
+    """The chain of links from y to x as sentences, with the hop count and how many were derived, not stated."""
+    steps, derived = path_said(facts, world, proven, y, x)
+    return [s.text for s in steps], len(steps), derived
 
 
 def rename(people: list[str], rng: random.Random) -> dict[str, str]:

@@ -13,8 +13,9 @@ import random
 
 from helpers.puzzles import blind
 from helpers.puzzles.kinship import key_shares, tree as fam
-from helpers.puzzles.kinship.facts import (NEUTRAL, NEUTRAL_OF, gender_models, path_lines, proven_genders, rel_key,
-                                           relation_terms, rename, stated_genders)
+from helpers.puzzles.kinship.facts import (NEUTRAL, NEUTRAL_OF, gender_models, gender_uses, path_lines, path_said,
+                                           proven_genders, rel_key, relation_terms, rename, stated_genders)
+from helpers.puzzles.kinship.said import Said, joined
 from helpers.puzzles.kinship.words import (ASK, GENS, NEAR, NEAR_WEIGHT, OPP, UNNAMED, VOCAB, Kind, accept, check,
                                            reject, term_for)
 
@@ -99,7 +100,7 @@ def _gender_target(p: dict, answer: str) -> tuple[str, str | None]:
     return st[1], (st[2] if st[0] == "rel" else None)
 
 
-def _gender_lines(facts: list[list[str]], world: dict, proven: dict, x: str) -> tuple[list[str], int]:
+def _gender_said(facts: list[list[str]], world: dict, proven: dict, x: str) -> tuple[list[Said], int]:
     """Why x's gender is fixed (through the spouse) or open, with the inference steps it took."""
     fixed = stated_genders(facts) or {}
     if x in fixed:
@@ -107,31 +108,53 @@ def _gender_lines(facts: list[list[str]], world: dict, proven: dict, x: str) -> 
     spouse = sorted(world["spouse"][x])
     if x not in proven:
         tail = f" nor of {spouse[0]}, {x}'s spouse" if spouse else ""
-        return [f"No gendered word is said of {x}{tail}, so {x}'s gender is open."], 1
+        open_ = (("unforced", ("gender", x, "m")), ("unforced", ("gender", x, "f")))
+        return [Said(f"No gendered word is said of {x}{tail}, so {x}'s gender is open.", open_)], 1
     s = spouse[0]
     sexes = {"m": "male", "f": "female"}
     said = next((f"{s} is {b}'s {w}" for w, a, b in facts if a == s and w not in NEUTRAL), f"{s} is {sexes[proven[s]]}")
     marry = world["why"].get(("H", x, s))
     why = f" ({marry})" if marry else ""
-    return [f"{x} is married to {s}{why}; {said}, so {x} is {sexes[proven[x]]}."], 1 + bool(marry)
+    uses = fam.link_uses(facts, world, "H", x, s) + gender_uses(facts, world, s)
+    return [Said(f"{x} is married to {s}{why}; {said}, so {x} is {sexes[proven[x]]}.",
+                 (("rel", s, x, "spouse"), ("gender", x, proven[x])), tuple(sorted(set(uses))))], 1 + bool(marry)
+
+
+def _statement_claim(st: list[str]) -> tuple:
+    """A which-is-true option as a claim: ("gender", x, g) or ("rel", x, y, word)."""
+    return ("gender", st[1], st[2]) if st[0] == "gender" else ("rel", st[1], st[2], st[3].lower())
+
+
+def option_claim(p: dict, answer: str) -> tuple:
+    """The claim a which-is-true question's answer makes (the option whose words it is)."""
+    return _statement_claim(next(st for st in p["options"] if _statement_text(st) == answer))
 
 
 def explain_gender(p: dict, answer: str) -> str:
     """The links from one person to the other, then how the gender was inferred or why it stays open."""
+    return joined(gender_steps(p, answer))
+
+
+def gender_steps(p: dict, answer: str) -> list[Said]:
+    """The explanation as steps: the links from one person to the other, the gender inferred or left open, the
+    answer."""
     models = gender_models(p["facts"])
     proven = proven_genders(models)
     x, y = _gender_target(p, answer)
-    lines = path_lines(p["facts"], models[0], proven, y, x)[0] if y else []
-    lines += _gender_lines(p["facts"], models[0], proven, x)[0]
+    steps = path_said(p["facts"], models[0], proven, y, x)[0] if y else []
+    steps += _gender_said(p["facts"], models[0], proven, x)[0]
     if answer == CBD:
         key = rel_key(models[0], y, x)
-        lines.append(f"So {x} may be {y}'s {term_for(key, 'm').lower()} or {term_for(key, 'f').lower()}: "
-                     "cannot be determined.")
+        steps.append(Said(f"So {x} may be {y}'s {term_for(key, 'm').lower()} or {term_for(key, 'f').lower()}: "
+                          "cannot be determined.", (("kin", x, y, key),), answer=answer))
     elif p["question"][0] == "relation":
-        lines.append(f"So {x} is {y}'s {answer.lower()}.")
+        steps.append(Said(f"So {x} is {y}'s {answer.lower()}.", (("rel", x, y, answer.lower()),), answer=answer))
     else:
-        lines.append(f"So '{answer}' is definitely true; no other option holds in every case.")
-    return " ".join(lines)
+        claims = tuple(_statement_claim(st) if _statement_text(st) == answer else ("unforced", _statement_claim(st))
+                       for st in p["options"])
+        steps.append(Said(f"So '{answer}' is definitely true; no other option holds in every case.", claims,
+                          answer=answer))
+    return steps
 
 
 def work_gender(p: dict) -> dict:
@@ -143,7 +166,7 @@ def work_gender(p: dict) -> dict:
     proven = proven_genders(models)
     x, y = _gender_target(p, answer)
     hops, derived = path_lines(p["facts"], models[0], proven, y, x)[1:] if y else (0, 0)
-    inferred = _gender_lines(p["facts"], models[0], proven, x)[1]
+    inferred = _gender_said(p["facts"], models[0], proven, x)[1]
     unknown = len(models[0]["gender"]) - len(stated_genders(p["facts"]) or {})
     true_form = p["question"][0] == "true"
     vocab = 4 if true_form else VOCAB + 1  # the options, or every word plus CBD

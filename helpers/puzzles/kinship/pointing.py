@@ -15,6 +15,7 @@ from collections.abc import Callable
 from helpers.puzzles.kinship import tree as fam
 from helpers.puzzles.kinship.words import (ASK, GENS, INV, OPP, SELF, UNNAMED, VOCAB, Kind, accept, key_of, near_terms,
                                            reject, term_for)
+from helpers.puzzles.kinship.said import Said, joined
 
 
 # ---- pointing: word meanings and the reading engine ---------------------------------------------------------
@@ -278,7 +279,17 @@ def _pointing_answer(p: dict, r: Reading, g: list[str], x: int, t: int) -> str:
 
 def possible_pointing(p: dict) -> set[str]:
     """Every answer some reading of the pointing text gives."""
-    return {_pointing_answer(p, r, g, x, t) for r, g, x, t in _valid(p)[0]}
+    return answers_of(p, valid_readings(p))
+
+
+def valid_readings(p: dict) -> list[tuple[Reading, list[str], int, int]]:
+    """The readings of the text that pass every check: (reading, genders, pointed-at person, person asked about)."""
+    return _valid(p)[0]
+
+
+def answers_of(p: dict, good: list[tuple[Reading, list[str], int, int]]) -> set[str]:
+    """Every answer the given readings give."""
+    return {_pointing_answer(p, r, g, x, t) for r, g, x, t in good}
 
 
 # ---- pointing: text ---------------------------------------------------------------------------------------
@@ -322,32 +333,51 @@ def render_pointing(p: dict) -> str:
 
 def explain_pointing(p: dict, answer: str) -> str:
     """The chain resolved word by word, each person named for the speaker, then the answer."""
+    return joined(pointing_steps(p, answer))
+
+
+def pointing_steps(p: dict, answer: str) -> list[Said]:
+    """The explanation as steps: each chain word whose person the text identifies, named for the speaker (a claim
+    about chain word i), the pointed-at person's stated relative, then the answer."""
     good, _ = _valid(p)
     s = p["speaker"]
-    owner, lines = s, []
+    owner, steps = s, []
     for i, (word, only) in enumerate(p["chain"]):
         phrase = f"{owner}'s {'only ' if only else ''}{word}"
-        names = {_who(r, g, r.trace[i][0], s) for r, g, _, _ in good}
-        label = names.pop() if len(names) == 1 else None
+        words = chain_words(p, i, good)
+        who = words.pop() if len(words) == 1 else None
+        label = who and _for_speaker(s, who)
         if i == 0 or label is None or label == f"{owner}'s {word}":
             owner = phrase if i == 0 else label or phrase
             continue
-        lines.append(f"{phrase} is {label}{_why(p, good[0][0], i)}.")
-        owner = s if label.startswith(f"{s} him") or label.startswith(f"{s} her") else label
+        steps.append(Said(f"{phrase} is {label}{_why(p, good[0][0], i)}.", (("chain", i, who),)))
+        owner = s if who in (x.lower() for x in SELF) else label
     xp = pointed_phrase(p)
     if p["form"] == "rel":
-        lines.append(f"{owner} is {xp}'s {p['rel']}.")
-    lines.append(_conclusion(p, answer, xp))
-    text = " ".join(lines)
-    return text[0].upper() + text[1:]
+        steps.append(Said(f"{owner} is {xp}'s {p['rel']}."))
+    steps.append(Said(_conclusion(p, answer, xp), (("asked", answer),), answer=answer))
+    first = steps[0].text
+    return [steps[0]._replace(text=first[0].upper() + first[1:])] + steps[1:]
 
 
-def _who(r: Reading, g: list[str], k: int, s: str) -> str | None:
-    """A person of a reading named for the speaker ("Ravi's aunt", "Ravi himself"), or None."""
+def chain_words(p: dict, i: int, good: list | None = None) -> set[str | None]:
+    """What the valid readings make the person chain word i reaches, for the speaker: "aunt", "himself", or None
+    where no single word names them."""
+    good = _valid(p)[0] if good is None else good
+    return {_who(r, g, r.trace[i][0]) for r, g, _, _ in good}
+
+
+def _who(r: Reading, g: list[str], k: int) -> str | None:
+    """A person of a reading as the speaker's relative ("aunt", "himself"), or None."""
     if k == 0:
-        return f"{s} {SELF[g[0] == 'f'].lower()}"
+        return SELF[g[0] == "f"].lower()
     key = _name(r, 0, k)
-    return f"{s}'s {term_for(key, g[k]).lower()}" if key else None
+    return term_for(key, g[k]).lower() if key else None
+
+
+def _for_speaker(s: str, word: str) -> str:
+    """ "Ravi's aunt", or "Ravi himself"."""
+    return f"{s} {word}" if word in (x.lower() for x in SELF) else f"{s}'s {word}"
 
 
 def _why(p: dict, r: Reading, i: int) -> str:

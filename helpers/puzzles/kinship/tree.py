@@ -21,9 +21,12 @@ from collections import deque
 
 from helpers.puzzles import blind
 from helpers.puzzles.kinship import key_shares
+from helpers.puzzles.kinship.said import Said, joined
 
 REL_WORDS = {"father": ("P", "m"), "mother": ("P", "f"), "son": ("C", "m"), "daughter": ("C", "f"),
              "brother": ("S", "m"), "sister": ("S", "f"), "husband": ("H", "m"), "wife": ("H", "f")}
+# every fact word's link kind, the genderless words ("A is the child of B") too
+FACT_KINDS = {**{w: k for w, (k, _) in REL_WORDS.items()}, "parent": "P", "child": "C", "sibling": "S", "spouse": "H"}
 EDGE_WORDS = {"P": ("father", "mother", "parent"), "C": ("son", "daughter", "child"),
               "S": ("brother", "sister", "sibling"), "H": ("husband", "wife", "spouse")}
 # kinship path from Y to X (P parent, C child, S sibling, H spouse) -> relation key
@@ -298,8 +301,13 @@ def render(puzzle: dict) -> str:
 
 def explain(puzzle: dict, value: str) -> str:
     """The solving steps: the chain of links from Y to the answer, each stated or derived (< 100 words)."""
-    world = close(puzzle["facts"])
-    q = puzzle["question"]
+    return joined(explain_steps(puzzle, value))
+
+
+def explain_steps(puzzle: dict, value: str) -> list[Said]:
+    """The solving steps as data: each link from Y to the answer (the derived links it rests on first, each said
+    once) with the facts it cites, then the answer."""
+    facts, world, q = puzzle["facts"], close(puzzle["facts"]), puzzle["question"]
     y, x = q[2], (q[1] if q[0] == "relation" else value)
     steps, told, u = [], set(), y
     for label, v in paths(world, y, x)[0]:
@@ -307,18 +315,46 @@ def explain(puzzle: dict, value: str) -> str:
         for key in chain[:-1]:  # the derived links this one rests on, each said once
             if key not in told:
                 told.add(key)
-                steps.append(_sentence(world, key[0], key[1], key[2], link_reason(world, *key)))
+                steps.append(_link_said(world, facts, key[0], key[1], key[2], link_reason(world, *key)))
         told.update(chain)
-        steps.append(_sentence(world, label, u, v, link_reason(world, label, u, v) if chain else ""))
+        steps.append(_link_said(world, facts, label, u, v, link_reason(world, label, u, v) if chain else ""))
         u = v
-    tail = f"So {x} is {y}'s {value.lower()}." if q[0] == "relation" else f"So {value} is {y}'s {q[1]}."
-    return " ".join(steps + [tail])
+    word = value.lower() if q[0] == "relation" else q[1]
+    steps.append(Said(f"So {x} is {y}'s {word}.", (("rel", x, y, word),), answer=value))
+    return steps
 
 
-def _sentence(world: dict, label: str, u: str, v: str, reason: str) -> str:
-    """ "Ben's father is Carl (Carl is married to Ana)." """
+def _link_said(world: dict, facts: list[list], label: str, u: str, v: str, reason: str) -> Said:
+    """ "Ben's father is Carl (Carl is married to Ana).": the link, the facts proving it and the word's gender."""
     word = EDGE_WORDS[label][{"m": 0, "f": 1}.get(world["gender"].get(v), 2)]
-    return f"{u}'s {word} is {v}{reason}."
+    uses = link_uses(facts, world, label, u, v) + (said_of(facts, v) if v in world["gender"] else ())
+    return Said(f"{u}'s {word} is {v}{reason}.", (("rel", v, u, word),), tuple(sorted(set(uses))))
+
+
+def _stated_links(word: str, a: str, b: str) -> set[tuple[str, str, str]]:
+    """The closure keys a stated fact "a is b's <word>" puts in (both ways for a sibling or a couple)."""
+    kind = FACT_KINDS[word]
+    if kind in "PC":
+        return {("P", b, a) if kind == "P" else ("P", a, b)}
+    return {(kind, a, b), (kind, b, a)}
+
+
+def _leaves(world: dict, key: tuple[str, str, str]) -> set[tuple[str, str, str]]:
+    """The stated links (closure keys) a link's derivation rests on; the link itself when stated."""
+    if key not in world["from"]:
+        return {key}
+    return set().union(*(_leaves(world, k) for k in world["from"][key]))
+
+
+def link_uses(facts: list[list], world: dict, label: str, u: str, v: str) -> tuple[int, ...]:
+    """The indices of the stated facts that prove the link u -label-> v in the closed world."""
+    leaves = _leaves(world, _key(label, u, v))
+    return tuple(i for i, (w, a, b) in enumerate(facts) if _stated_links(w, a, b) & leaves)
+
+
+def said_of(facts: list[list], p: str) -> tuple[int, ...]:
+    """The index of the first fact that says a gendered word of p (empty when none does)."""
+    return next(((i,) for i, (w, a, _) in enumerate(facts) if a == p and w in REL_WORDS), ())
 
 
 def link_reason(world: dict, label: str, u: str, v: str) -> str:

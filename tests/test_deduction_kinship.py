@@ -1,0 +1,176 @@
+"""The blood-relation families' deductions (helpers.puzzles.deduction.kinship): every family's own explanation, as
+steps, passes the checker and concludes the key at every level; the checker refuses a wrong relation, the wrong
+person, a wrong conclusion and a missing step, each naming its step, and bad input with a problem, not a crash."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from helpers.puzzles import catalogue
+from helpers.puzzles.deduction import KINSHIP_KINDS, Step, check_kinship, measure, write_kinship
+from helpers.puzzles.kinship import tree as fam
+
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
+N = 10  # generated puzzles per family and level
+# Ben's father is Carl, Carl's brother is Dan: Dan is Ben's uncle (Eva, Ben's sister, is noise).
+PUZZLE = {"kind": "family", "facts": [["father", "Carl", "Ben"], ["brother", "Dan", "Carl"], ["sister", "Eva", "Ben"]],
+          "question": ["relation", "Dan", "Ben"]}
+# swap a claimed relation for a wrong one (father -> uncle, ...)
+WRONG = {"father": "uncle", "mother": "aunt", "parent": "sibling", "son": "nephew", "daughter": "niece",
+         "brother": "cousin", "sister": "cousin", "husband": "brother-in-law", "wife": "sister-in-law",
+         "sibling": "cousin", "spouse": "sibling", "child": "grandchild", "cousin": "uncle"}
+
+
+def _records(kind: str, level: int) -> list[dict]:
+    """N catalogue records of a family and level (seeded)."""
+    rng = random.Random(f"test-deduction-kinship:{kind}:{level}")
+    return [catalogue.make_puzzle(kind, level, i % 4, rng, {}, id=f"{kind}-{i}") for i in range(N)]
+
+
+RECORDS = {(k, lv): _records(k, lv) for k in KINSHIP_KINDS for lv in catalogue.LEVELS}
+
+
+def _key(rec: dict) -> str:
+    """A record's key (its correct choice)."""
+    return rec["choices"][rec["answer"]]
+
+
+def _named(problems: list[str], steps: list[Step], at: int, words: str) -> bool:
+    """Whether some problem names step `at` (0-based) by number and text and says `words`."""
+    return any(p.startswith(f"step {at + 1} ({steps[at].text})") and words in p for p in problems)
+
+
+def _wrong_claim(claim: tuple) -> tuple:
+    """The claim with its relation (or code, or answer) word swapped for a wrong one."""
+    return claim[:-1] + (WRONG.get(claim[-1], "cousin" if claim[-1] != "cousin" else "uncle"),)
+
+
+def test_the_crafted_deduction_is_the_explanation_and_is_proven():
+    steps = write_kinship(PUZZLE, "Uncle")
+    assert [s.text for s in steps] == ["Ben's father is Carl.", "Carl's brother is Dan.", "So Dan is Ben's uncle."]
+    assert " ".join(s.text for s in steps) == fam.explain(PUZZLE, "Uncle")
+    assert steps[0].claims == (("rel", "Carl", "Ben", "father"),) and steps[0].uses == (0,)
+    assert steps[-1].answer == "Uncle" and check_kinship(PUZZLE, steps) == []
+
+
+def test_a_wrong_relation_or_person_is_refused_with_its_step_named():
+    steps = write_kinship(PUZZLE, "Uncle")
+    uncle = [replace(steps[0], claims=(("rel", "Carl", "Ben", "uncle"),))] + steps[1:]
+    problems = check_kinship(PUZZLE, uncle)
+    assert _named(problems, uncle, 0, "claims 'Carl is Ben's uncle', which fails in a family fact 1 allow"), problems
+    person = steps[:1] + [replace(steps[1], claims=(("rel", "Eva", "Carl", "brother"),))] + steps[2:]
+    assert _named(check_kinship(PUZZLE, person), person, 1, "claims 'Eva is Carl's brother'")
+
+
+def test_a_wrong_conclusion_and_a_missing_step_are_refused():
+    steps = write_kinship(PUZZLE, "Uncle")
+    problems = check_kinship(PUZZLE, steps[:2] + [replace(steps[2], answer="Cousin")])
+    assert _named(problems, steps, 2, "concludes 'Cousin', not the key 'Uncle'"), problems
+    assert check_kinship(PUZZLE, steps[:2]) == ["the last step does not conclude the key",
+                                                "no step claims 'Dan is Ben's uncle', which the key says"]
+    missing = steps[:1] + steps[2:]  # Carl's brother is Dan: fact 2 is never cited
+    problems = check_kinship(PUZZLE, missing)
+    assert _named(problems, missing, 1, "claims 'Dan is Ben's uncle', but Dan is not in fact 1"), problems
+
+
+def test_bad_input_gives_a_problem_not_a_crash():
+    steps = write_kinship(PUZZLE, "Uncle")
+    problems = check_kinship(PUZZLE, [replace(steps[0], uses=(7,))] + steps[1:])
+    assert _named(problems, steps, 0, "cites a fact the puzzle does not have (fact 8; it states 3)"), problems
+    odd = [Step(uses=(0,), claims=(("rel", "Zed", "Ben", "father"), ("rel", "Carl", "Ben", "stepfather"), ("x",),
+                                   ["gender", "Carl", "m"], ("chain", "x", "son")), text="odd")] + steps[1:]
+    problems = check_kinship(PUZZLE, odd)
+    assert _named(problems, odd, 0, "but Zed is not in fact 1"), problems
+    assert _named(problems, odd, 0, "'stepfather' is no relation word"), problems
+    assert _named(problems, odd, 0, "which the checker cannot read"), problems
+    assert _named(problems, odd, 0, "'chain word x names the speaker's son', which a family puzzle cannot prove")
+    assert not _named(problems, odd, 0, "Carl is male"), problems  # a claim as a JSON list is read as a tuple
+    contradictory = dict(PUZZLE, facts=PUZZLE["facts"][:2] + [["mother", "Carl", "Eva"]])  # Carl: father and mother
+    assert check_kinship(contradictory, steps, key="Uncle") == ["the stated facts allow no family"]
+    assert check_kinship(dict(PUZZLE, question=["relation", "Zed", "Ben"]), steps) == [
+        "the puzzle does not prove one answer: []"]  # nobody the facts name: no key to conclude
+    assert check_kinship(dict(PUZZLE, kind="seating_linear"), steps) == [
+        "'seating_linear' is not a blood-relation family (family, family_pointing, family_coded, family_gender)"]
+    which = next(r for lv in catalogue.LEVELS for r in RECORDS["family_coded", lv]
+                 if r["puzzle"]["question"][0] == "which")
+    assert check_kinship(which["puzzle"], steps, key="Z ? Q") == ["the key 'Z ? Q' is none of the puzzle's options"]
+
+
+@pytest.mark.parametrize("kind", KINSHIP_KINDS)
+def test_every_level_s_explanation_is_a_proven_deduction_of_the_key(kind):
+    for level in catalogue.LEVELS:
+        for rec in RECORDS[kind, level]:
+            steps = write_kinship(rec["puzzle"], _key(rec))
+            assert " ".join(s.text for s in steps) == rec["explanation"]
+            assert steps[-1].answer == _key(rec)
+            assert check_kinship(rec["puzzle"], steps) == [], (rec["question"], rec["explanation"])
+            assert measure.verdict(rec["puzzle"], _key(rec)) == ("ok", rec["explanation"])
+
+
+@pytest.mark.parametrize("kind", KINSHIP_KINDS)
+def test_one_wrong_claim_or_conclusion_is_refused_in_every_family(kind):
+    for level in catalogue.LEVELS:
+        for rec in RECORDS[kind, level]:
+            puzzle, key = rec["puzzle"], _key(rec)
+            steps = write_kinship(puzzle, key)
+            at = next(i for i, s in enumerate(steps) if s.claims)
+            bad = steps[:at] + [replace(steps[at], claims=(_wrong_claim(steps[at].claims[0]),))] + steps[at + 1:]
+            problems = check_kinship(puzzle, bad)
+            assert _named(problems, bad, at, "claims '"), (steps[at], problems)
+            wrong = next(c for c in rec["choices"] if c != key)
+            problems = check_kinship(puzzle, steps[:-1] + [replace(steps[-1], answer=wrong)])
+            assert _named(problems, steps, len(steps) - 1, f"concludes '{wrong}', not the key"), problems
+
+
+@pytest.mark.parametrize("kind", ("family", "family_gender"))
+def test_a_missing_step_leaves_a_later_claim_unproven(kind):
+    """Dropping the last step that cites a fact no other step cites loses that fact: the conclusion (or a step
+    between) fails."""
+    refused = 0
+    for level in catalogue.LEVELS:
+        for rec in RECORDS[kind, level]:
+            steps = write_kinship(rec["puzzle"], _key(rec))
+            alone = [i for i, s in enumerate(steps[:-1])
+                     if set(s.uses) - {u for j, t in enumerate(steps) if j != i for u in t.uses}]
+            if not alone:
+                continue
+            at = alone[-1]
+            problems = check_kinship(rec["puzzle"], steps[:at] + steps[at + 1:])
+            assert any(p.startswith(f"step {len(steps) - 1} (") for p in problems) or any(
+                p.startswith("no step claims") for p in problems), (rec["explanation"], at, problems)
+            refused += 1
+    assert refused >= 3
+
+
+def test_an_open_gender_concludes_cannot_be_determined():
+    rng = random.Random("cbd")
+    rec = next(r for r in (catalogue.make_puzzle("family_gender", 1, 0, rng, {}, id="g", form="relation")
+                           for _ in range(40)) if _key(r) == "Cannot be determined")
+    steps = write_kinship(rec["puzzle"], _key(rec))
+    assert check_kinship(rec["puzzle"], steps) == [] and "gender is open" in rec["explanation"]
+    x = rec["puzzle"]["question"][1]
+    opened = next(i for i, s in enumerate(steps) if ("unforced", ("gender", x, "m")) in s.claims)
+    problems = check_kinship(rec["puzzle"], steps[:opened] + steps[opened + 1:])
+    assert f"no step claims 'not necessarily: {x} is male', which the key says" in problems, problems
+    forced = steps[:opened] + [replace(steps[opened], claims=(("gender", x, "m"),))] + steps[opened + 1:]
+    assert _named(check_kinship(rec["puzzle"], forced), forced, opened, f"claims '{x} is male', which fails")
+
+
+def test_a_coded_step_is_checked_against_the_code_table_and_a_pointing_step_against_the_readings():
+    rec = RECORDS["family_coded", 1][0]
+    steps = write_kinship(rec["puzzle"], _key(rec))
+    code = next(c for c in steps[0].claims if c[0] == "code")
+    wrong = ("code", code[1], "sister" if code[2] != "sister" else "brother")
+    problems = check_kinship(rec["puzzle"], [replace(steps[0], claims=(wrong,))] + steps[1:])
+    assert _named(problems, steps, 0, f"but the code table says '{code[1]}' means {code[2]}"), problems
+    rec = RECORDS["family_pointing", 3][0]
+    steps = write_kinship(rec["puzzle"], _key(rec))
+    wrong = next(c for c in rec["choices"] if c != _key(rec))
+    bad = steps[:-1] + [replace(steps[-1], claims=(("asked", wrong),))]
+    problems = check_kinship(rec["puzzle"], bad)
+    assert _named(problems, bad, len(bad) - 1, "but the readings of the text give"), problems
+    assert f"no step claims 'the answer is {_key(rec)}', which the key says" in problems
