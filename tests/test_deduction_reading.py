@@ -62,7 +62,9 @@ def test_what_is_not_a_deductions_sentence_is_not_read():
     assert reading.first_step(puzzle, "Let me think about who sits where.") == "unreadable"
     assert reading.first_step(puzzle, "By clue 9, Ana sits at the left end.") == "unreadable"  # no clue 9
     family = puzzles.make_puzzle("family", 1, 0, random.Random(1), {}, id="f")["puzzle"]
-    assert reading.first_step(family, "Ana's father is Ben.") == "no_reader"
+    assert reading.first_step(family, "Ana's father is Ben.") == "unreadable"  # no Ana or Ben in this family
+    pointing = puzzles.make_puzzle("family_pointing", 1, 0, random.Random(1), {}, id="p")["puzzle"]
+    assert reading.first_step(pointing, "Her father is my son.") == "no_reader"
 
 
 def test_a_split_reads_as_one_claim_of_alternatives():
@@ -71,3 +73,19 @@ def test_a_split_reads_as_one_claim_of_alternatives():
     step = reading.read_step(puzzle, reading.first_sentence(text))
     assert step is not None and step.claims[0][0] == "or" and len(step.claims[0]) >= 3
     assert reading.first_step(puzzle, text) == "valid"
+
+
+@pytest.mark.parametrize("kind", reading.LINKED)
+def test_a_families_first_link_reads_as_true_and_a_changed_link_as_false(kind):
+    rng, found = random.Random(f"reading:links:{kind}"), []
+    for i in range(12):
+        rec = puzzles.make_puzzle(kind, 1 + i % 3, i % 4, rng, {}, id=f"k-{i}")
+        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+        step = reading.read_link(rec["puzzle"], reading.first_sentence(text)) if outcome == "ok" else None
+        if step is not None:
+            found.append((rec["puzzle"], text, step.claims[0]))
+    assert len(found) >= 8
+    assert all(reading.first_step(p, t) == "valid" for p, t, _ in found)
+    for puzzle, _, (_, who, of, word) in found:
+        other = "grandson" if word != "grandson" else "uncle"  # another relation between the same two people
+        assert reading.first_step(puzzle, f"{of}'s {other} is {who}.") == "invalid", (word, other)

@@ -14,13 +14,18 @@ verdict is a floor on what a model got right, never a guess in its favour.
 from __future__ import annotations
 
 import re
+from helpers.puzzles.deduction import kinship
 from helpers.puzzles.deduction.checker import check
 from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step
 from helpers.puzzles.deduction.words import fact_text, tokens
 from helpers.puzzles.seating import classic, layouts, parse
 
-FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")
+FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")  # the verdicts first_step gives
 _CITE = re.compile(r"^(?:By clues? ((?:\d+)(?:(?:, | and )\d+)*), |So )", re.IGNORECASE)
+LINKED = ("family", "family_gender")  # the blood-relation families whose steps are links between stated people
+_NAME = r"[A-Z][A-Za-z]*"
+_LINK = re.compile(rf"^(?P<of>{_NAME})'s (?P<word>[a-z][a-z -]*?) is (?P<who>{_NAME})$")
+_LINK_BACK = re.compile(rf"^(?P<who>{_NAME}) is (?P<of>{_NAME})'s (?P<word>[a-z][a-z -]*?)$")
 _SEP = re.compile(r"(; |, and |, | and )")
 
 
@@ -113,15 +118,40 @@ def read_step(puzzle: dict, sentence: str) -> Step | None:
     return Step(uses=uses or tuple(range(clues)), claims=tuple(facts), text=sentence)
 
 
+def read_link(puzzle: dict, sentence: str) -> Step | None:
+    """A blood-relation sentence as a step claiming one relation between two of the puzzle's people ("Kemal's mother
+    is Ling", "Ling is Kemal's mother", an aside in brackets left out) and citing every stated fact; None when it
+    says something else."""
+    said = re.sub(r"\s*\([^)]*\)", "", re.sub(r"^(?:So|Then|Thus),? ", "", sentence)).strip()
+    found = _LINK.match(said) or _LINK_BACK.match(said)
+    people = {x for fact in puzzle.get("facts") or [] for x in fact[1:]}
+    if not found or found.group("word") not in kinship.WORDS or not {found.group("who"), found.group("of")} <= people:
+        return None
+    claim = ("rel", found.group("who"), found.group("of"), found.group("word"))
+    return Step(uses=tuple(range(len(puzzle.get("facts") or []))), claims=(claim,), text=sentence)
+
+
+def _link_verdict(puzzle: dict, sentence: str) -> str:
+    """A family or family_gender first sentence read as a link and proven from every stated fact."""
+    step = read_link(puzzle, sentence)
+    if step is None:
+        return "unreadable"
+    problems = kinship.check_kinship(puzzle, [step])
+    return "invalid" if any(p.startswith("step 1 ") for p in problems) else "valid"
+
+
 def first_step(puzzle: dict, reasoning: str) -> str:
     """The verdict on the reasoning's first sentence: "valid" (read, and the checker proves every fact it states
-    from the clues it cites), "invalid" (read, and some fact fails), "unreadable", "empty", or "no_reader" (a
-    blood-relation puzzle: this reader knows the seating words only)."""
-    if puzzle["kind"] not in SEATING:
+    from the clues it cites; a blood-relation link from every stated fact), "invalid" (read, and some fact fails),
+    "unreadable", "empty", or "no_reader" (the pointing and coded families: their first steps decode or walk the
+    puzzle's own text, which this reader does not read)."""
+    if puzzle["kind"] not in SEATING + LINKED:
         return "no_reader"
     sentence = first_sentence(reasoning or "")
     if not sentence:
         return "empty"
+    if puzzle["kind"] in LINKED:
+        return _link_verdict(puzzle, sentence)
     step = read_step(puzzle, sentence)
     if step is None:
         return "unreadable"
