@@ -131,18 +131,29 @@ def make_run(run: Path) -> Path:
                                            "writer": writer, "budget_s": 5.0,
                                            "why": "model_question_share 0: the trained writer proves 38%"})
     _json(run / "agents" / "reasoner.json", {m: _reasoner_side(*v) for m, v in REASONER_SIDES.items()}
-          | {"why": "answer_mode reason: reasoning answered 30/48 (62%)"})
+          | {"why": "answer_mode reason: reasoning answered 30/48 (62%)", "reasoner_member": "reasoner_rl"})
+    _json(run / "agents" / "reasoner_rl.json", {
+        "steps": 20, "seconds_per_step": 31.5, "token_budget": 27, "trl": "1.16.0", "start": {"from": "supervised"},
+        "kl_reference": "the starting adapter", "zero_reasons": {"correct:no_letter": 3},
+        "rewards": {"first": {"correct": 0.25, "format": 0.5, "length": -0.2},
+                    "last": {"correct": 0.375, "format": 0.75, "length": 0.1}},
+        "rewards_overall": {"correct": 0.3, "format": 0.6, "length": 0.0},
+        "rewards_by_kind": {"family": {"correct": 0.4, "format": 0.7, "length": 0.2}},
+        "plot": "models/reasoner_rl/training.png"})
+    _png(run / "models" / "reasoner_rl" / "training.png")
     return run
 
 
 # mode: (correct, p50, p99, cut, favourite letter, favourite share)
-REASONER_SIDES = {"letter": (12, 0.02, 0.04, 0.0, "C", 0.4), "reason": (30, 2.9, 3.1, 0.75, "B", 0.3)}
+REASONER_SIDES = {"letter": (12, 0.02, 0.04, 0.0, "C", 0.4), "reason": (30, 2.9, 3.1, 0.75, "B", 0.3),
+                  "rl": (36, 2.1, 2.8, 0.5, "A", 0.3)}
 
 
 def _reasoner_side(correct, p50, p99, cut, fav, share) -> dict:
     kinds = {"family": {"n": 24, "correct": correct // 2, "accuracy": correct / 48},
              "seating_linear": {"n": 24, "correct": correct - correct // 2, "accuracy": correct / 48}}
-    return {"n": 48, "correct": correct, "accuracy": correct / 48, "ci95": [0.1, 0.9],
+    first = {"all": {"valid": correct // 6, "invalid": 4, "unreadable": 2}} if cut else {}
+    return {"n": 48, "correct": correct, "accuracy": correct / 48, "ci95": [0.1, 0.9], "first_step": first,
             "latency": {"p50_s": p50, "p99_s": p99, "limit_s": 6.0}, "cut_share": cut, "tokens_mean": 40.0,
             "favourite": {"letter": fav, "share": share}, "filter_failed": 0, "by_kind": kinds,
             "by_level": {"1": {"n": 48, "correct": correct, "accuracy": correct / 48}},
@@ -203,7 +214,7 @@ def test_images_exist_and_html_is_self_contained(tmp_path):
     out = report.write_report(run)
     md, page = out["md"].read_text(), out["html"].read_text()
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
-    assert len(images) == 13  # fit, data, 2 curriculum, 3 models, eval accuracy, 3 ensemble, 2 agents
+    assert len(images) == 14  # fit, data, 2 curriculum, 3 models, eval accuracy, 3 ensemble, reinforcement, 2 agents
     assert all(not Path(i).is_absolute() and (run / i).is_file() for i in images)
     sources = re.findall(r'src="([^"]+)"', page)
     assert len(sources) == len(images) and all(s.startswith("data:image/png;base64,") for s in sources)
@@ -306,10 +317,21 @@ def test_the_reasoner_section_compares_letter_only_and_reasoning(tmp_path):
     table = table_after(md, "## Reasoning A-agent")
     assert row(table, "letter")[1:7] == ["12/48 (25.0%)", "10.0%-90.0%", "0.02", "0.04", "6.0", "0.0%"]
     assert row(table, "reason")[1:7] == ["30/48 (62.5%)", "10.0%-90.0%", "2.90", "3.10", "6.0", "75.0%"]
-    assert row(table, "reason")[8] == "B 30.0%"
+    assert row(table, "reason")[8:10] == ["5/9 (2 unreadable)", "B 30.0%"] and row(table, "letter")[8] == "-"
+    assert row(table, "reason (reinforced)")[1] == "36/48 (75.0%)" and "adapter chosen: reasoner_rl" in md
     families = table_after(md, "## Reasoning A-agent", 1)
-    assert row(families, "seating_linear")[1:] == ["25.0% (24)", "62.5% (24)"]
+    assert row(families, "seating_linear")[1:] == ["25.0% (24)", "62.5% (24)", "75.0% (24)"]
     assert "answer_mode reason" in md and "Ravi's mother's brother is Tom" in md
+
+
+def test_the_reinforcement_section_shows_each_reward_first_and_last(tmp_path):
+    md = (report.write_report(make_run(tmp_path / "g"))["md"]).read_text(encoding="utf-8")
+    assert "20 GRPO steps from the supervised reasoner, 31.50 s a step" in md and "token budget 27" in md
+    table = table_after(md, "## Reasoner reinforcement (GRPO)")
+    assert row(table, "correct")[1:] == ["0.250", "0.375", "0.300"] and row(table, "length")[1:3] == ["-0.200", "0.100"]
+    assert table_after(md, "## Reasoner reinforcement (GRPO)", 1)[-1] == ["family", "0.400", "0.700", "0.200"]
+    assert "models/reasoner_rl/training.png" in md and "## Models" in md
+    assert "reasoner_rl:" not in md.split("## Models", 1)[1].split("\n## ", 1)[0]  # not an ensemble model
 
 
 def test_the_question_writer_section_compares_base_and_writer(tmp_path):

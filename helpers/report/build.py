@@ -15,7 +15,7 @@ from helpers.layout import NOTEBOOKS, RunLayout
 from helpers.report.render import Block, to_html, to_markdown
 from helpers.report.sections import (UNEXPECTED, VERDICT, Ctx, accuracy_section, curriculum_section,
                                      data_section, ensemble_section, env_section, evaluation_section,
-                                     match_section, models_section, nb_link, num, pct, reasoner_section,
+                                     match_section, models_section, nb_link, num, pct, reasoner_section, rl_section,
                                      writer_section)
 
 
@@ -156,6 +156,7 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
     out += acc or [("note", "not run: notebooks/06_validate.ipynb and notebooks/07_ensemble.ipynb")]
     out += ev_blocks + ens_blocks
     _section(ctx, out, "Question writer", ctx.rel(lay.writer_report), "08", writer_section)
+    _section(ctx, out, "Reasoner reinforcement (GRPO)", ctx.rel(lay.rl_report), "08", rl_section)
     _section(ctx, out, "Reasoning A-agent", ctx.rel(lay.reasoner_report), "08", reasoner_section)
     tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "08", match_section)
     try:

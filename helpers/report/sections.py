@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers.config import REASONER, WRITER
+from helpers.config import REASONER, REASONER_RL, WRITER
 from helpers.evaluate.metrics import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
@@ -178,11 +178,12 @@ def curriculum_section(ctx: Ctx, cur: dict) -> list[Block]:
 
 
 def _model_names(ctx: Ctx, env: dict | None) -> list[str]:
-    """The profile's adapters (env.json's stamp), else the default three, plus any other folder under models/."""
+    """The profile's adapters (env.json's stamp), else the default three, plus any other folder under models/ but the
+    reinforced reasoner's."""
     names = list(((env or {}).get("params") or {}).get("models") or MODEL_STAGES)
     models_dir = ctx.lay.models_dir
-    extra = sorted(p.name for p in models_dir.glob("*") if p.is_dir() and p.name not in names) \
-        if models_dir.is_dir() else []
+    extra = sorted(p.name for p in models_dir.glob("*") if p.is_dir() and p.name not in names + [REASONER_RL]) \
+        if models_dir.is_dir() else []  # the reinforced reasoner has a section of its own (rl_section)
     return names + extra
 
 
@@ -367,16 +368,29 @@ def writer_section(ctx: Ctx, rep: dict) -> list[Block]:
     return out
 
 
+REASONERS = {"letter": "letter", "reason": "reason", "rl": "reason (reinforced)"}  # reasoner.json's answerers
+
+
+def _first_step(r: dict) -> str:
+    """ "3/20 (5 unreadable)": first steps proven true of those read, for a mode that reasons; "-" otherwise."""
+    counts = (r.get("first_step") or {}).get("all") or {}
+    if not counts:
+        return "-"
+    read = counts.get("valid", 0) + counts.get("invalid", 0)
+    return f"{counts.get('valid', 0)}/{read} ({counts.get('unreadable', 0)} unreadable)"
+
+
 def reasoner_section(ctx: Ctx, rep: dict) -> list[Block]:
-    """agents/reasoner.json: letter-only against reasoning on the same held-out puzzles, and the answer mode chosen."""
-    modes = [m for m in ("letter", "reason") if m in rep]
-    rows = [[m, f"{r['correct']}/{r['n']} ({pct(r['accuracy'])})", f"{pct(r['ci95'][0])}-{pct(r['ci95'][1])}",
+    """agents/reasoner.json: letter-only against reasoning (the supervised and, when trained, the reinforced
+    reasoner) on the same held-out puzzles, and the answer mode chosen."""
+    modes = [m for m in REASONERS if m in rep]
+    rows = [[REASONERS[m], f"{r['correct']}/{r['n']} ({pct(r['accuracy'])})", f"{pct(r['ci95'][0])}-{pct(r['ci95'][1])}",
              num(r["latency"]["p50_s"], 2), num(r["latency"]["p99_s"], 2), num(r["latency"]["limit_s"], 1),
-             pct(r["cut_share"]), num(r.get("tokens_mean"), 1),
+             pct(r["cut_share"]), num(r.get("tokens_mean"), 1), _first_step(r),
              f"{r['favourite']['letter']} {pct(r['favourite']['share'])}", num(r["filter_failed"])]
             for m, r in ((m, rep[m]) for m in modes)]
     out: list[Block] = [("table", ["mode", "correct", "95% interval", "p50 s", "p99 s", "limit s", "cut",
-                                   "tokens written", "favourite letter", "failed filter"], rows)]
+                                   "tokens written", "first step true", "favourite letter", "failed filter"], rows)]
     for key, label in (("by_kind", "family"), ("by_level", "level")):
         names = sorted({k for m in modes for k in rep[m][key]})
         out.append(("table", [label] + [f"{m} (n)" for m in modes],
@@ -384,8 +398,31 @@ def reasoner_section(ctx: Ctx, rep: dict) -> list[Block]:
                             for m in modes] for k in names]))
     out.append(("p", f"{rep.get('why', '')}. Reasoning seconds are each answer's wait for its whole batch of 5, "
                      "generated together; letter seconds are a batch's time shared by its answers."))
+    if rep.get("reasoner_member"):
+        out.append(("p", f"Reasoning adapter chosen: {rep['reasoner_member']}."))
     example = ((rep.get("reason") or {}).get("examples") or [None])[0]
     if example:
         out.append(("p", f"A reasoning answer (key {example['key']}): {example['answer']}, "
                          f"\"{example.get('reasoning', '')[:300]}\""))
+    return out
+
+
+def rl_section(ctx: Ctx, rep: dict) -> list[Block]:
+    """agents/reasoner_rl.json: the reinforcement stage's steps, seconds a step, each reward at its first and last
+    logged step and per family over the run, zero rewards by reason, and its curves."""
+    curve = rep.get("rewards") or {}
+    first, last = curve.get("first") or {}, curve.get("last") or {}
+    rewards = list(first)
+    out: list[Block] = [
+        ("p", f"{num(rep.get('steps'))} GRPO steps from the {(rep.get('start') or {}).get('from', '?')} reasoner, "
+              f"{num(rep.get('seconds_per_step'), 2)} s a step (generation included), token budget "
+              f"{num(rep.get('token_budget'))}, trl {rep.get('trl')}, KL against {rep.get('kl_reference')}; zero "
+              f"rewards by reason: {rep.get('zero_reasons') or 'none'}."),
+        ("table", ["reward", "first step", "last step", "whole run"],
+         [[n, num(first.get(n), 3), num(last.get(n), 3), num((rep.get("rewards_overall") or {}).get(n), 3)]
+          for n in rewards]),
+        ("table", ["family"] + rewards, [[k] + [num(v.get(n), 3) for n in rewards]
+                                         for k, v in (rep.get("rewards_by_kind") or {}).items()])]
+    if rep.get("plot"):
+        out.append(plot(ctx, rep["plot"], "reinforcement curves"))
     return out
