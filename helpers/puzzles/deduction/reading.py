@@ -5,15 +5,19 @@ deduction.words.fact_text (nothing is guessed: a clause that is not exactly one 
 unreadable). The facts read are then proven by the checker from the clues cited (from every clue when it cites
 none), as a one-step deduction that need not conclude.
 
-first_step(puzzle, reasoning) -> "valid" | "invalid" | "unreadable" | "empty": the verdicts FIRST_STEP lists, which
-the reasoner's measurement counts (helpers.agents.stages.reasoner_measure). A sentence the writer itself words as a
-block ("X, Y and Z sit together"), a whole seating or a case ("If ...:", "... or ...") reads as unreadable: the
-verdict is a floor on what a model got right, never a guess in its favour.
+A blood-relation first sentence of the families whose steps link stated people (family, family_gender) is read as
+one link ("Kemal's mother is Ling") and proven by deduction.kinship from every stated fact.
+
+first_step(puzzle, reasoning) gives one of FIRST_STEP, which the reasoner's measurement counts
+(helpers.agents.stages.reasoner_measure). A sentence the writer itself words as a block ("X, Y and Z sit
+together"), a whole seating or a case ("If ...:") reads as unreadable: the verdict is a floor on what a model got
+right, never a guess in its favour.
 """
 
 from __future__ import annotations
 
 import re
+
 from helpers.puzzles.deduction import kinship
 from helpers.puzzles.deduction.checker import check
 from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step
