@@ -432,3 +432,13 @@ def test_the_real_model_reasons_in_its_own_words_under_the_deadline():
     assert {m["stop"] for m in metas} <= {"deadline", "finished"} and agent.stats["filter_fixed"] == 0, seen
     assert len(given) == 2 and all(0 < s < agent.budget_s for s in given), given  # the deadline, inside the budget
     assert given[1] <= agent.budget_s - reasoner.MIN_WRITE_S  # the second call keeps a measured reserve back
+
+
+@pytest.mark.parametrize("stage", ["writer", "reasoner", "rl"])
+def test_every_stage_command_can_start_over(stage):
+    """A checkpoint of other settings is refused with "run with --no-resume": every stage's command takes it."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "helpers.agents.stages", stage, "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "--no-resume" in out

@@ -1,7 +1,7 @@
 """The writer's and the reasoner's stages from a shell: train the adapter, measure it, write the decision.
 
-    python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON]
-    python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
+    python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON] [--no-resume]
+    python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only] [--no-resume]
     python -m helpers.agents.stages rl --profile cpu [--run NAME] [--overrides JSON] [--no-resume]
 """
 
@@ -29,22 +29,21 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         sp.add_argument("--overrides", default="{}", help=f'JSON of dotted keys, e.g. \'{{"{name}.examples": 400}}\'')
         if name == "reasoner":
             sp.add_argument("--measure-only", action="store_true", help="measure the trained reasoner without training")
-        if name == "rl":
-            sp.add_argument("--no-resume", action="store_true", help="start over instead of resuming a checkpoint")
+        sp.add_argument("--no-resume", action="store_true", help="start over instead of resuming a checkpoint")
     return ap.parse_args(argv)
 
 
-def run_writer(cfg: config.Profile, rec: dict) -> str:
+def run_writer(cfg: config.Profile, rec: dict, *, resume: bool) -> str:
     """Train the profile's writer, measure it against the base; what the measurement says."""
-    summary = writer_train.train(cfg, recommendation=rec, progress="lines")
+    summary = writer_train.train(cfg, recommendation=rec, progress="lines", resume=resume)
     print(f"[writer] trained: loss {summary['first_loss']} -> {summary['last_loss']}, {summary['wall_seconds']:.0f}s")
     return writer_measure.describe(writer_train.measure_run(cfg, recommendation=rec))
 
 
-def run_reasoner(cfg: config.Profile, rec: dict, *, measure_only: bool) -> str:
+def run_reasoner(cfg: config.Profile, rec: dict, *, measure_only: bool, resume: bool) -> str:
     """Train the profile's reasoner (unless measure_only), measure it against letter scoring; what that says."""
     if not measure_only:
-        s = reasoner_train.train(cfg, recommendation=rec, progress="lines")
+        s = reasoner_train.train(cfg, recommendation=rec, progress="lines", resume=resume)
         print(f"[reasoner] trained: loss {s['first_loss']} -> {s['last_loss']}, {s['wall_seconds']:.0f}s")
     return reasoner_measure.describe(reasoner_train.measure_run(cfg, recommendation=rec))
 
@@ -65,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.stage == "rl":
             text = run_rl(cfg, rec, resume=not args.no_resume)
         else:
-            text = (run_writer(cfg, rec) if args.stage == "writer"
-                    else run_reasoner(cfg, rec, measure_only=args.measure_only))
+            text = (run_writer(cfg, rec, resume=not args.no_resume) if args.stage == "writer"
+                    else run_reasoner(cfg, rec, measure_only=args.measure_only, resume=not args.no_resume))
     except (KeyError, ValueError) as exc:  # InputError is a ValueError: it names the file and key
         print(f"{args.stage}: {exc}", file=sys.stderr)
         return 2
