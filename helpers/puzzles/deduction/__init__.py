@@ -1,9 +1,9 @@
 """Deductions a person could follow and a model could learn, each step proven by the seating solver.
 
 steps (a step: clues cited, case, split, claims, closes, answer; a fact's meaning as a solver constraint), checker
-(check: every step proven from the clues cited so far), board and layouts (every seating a deduction is written on),
-writer (write: the greedy writer of the seating families), words (facts and steps in the puzzle's words) and measure (lengths per family
-and level; python -m helpers.puzzles.deduction --measure prints them).
+(check: every step proven from the clues cited so far), board and layouts (the seatings a deduction is written on),
+writer (write: the greedy writer of the seating families), words (facts and steps in the puzzle's words) and
+measure (lengths per family and level; python -m helpers.puzzles.deduction --measure prints them).
 """
 
 from helpers.puzzles.deduction.checker import check, key_of

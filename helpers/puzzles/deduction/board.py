@@ -36,6 +36,8 @@ class Board:
     """Every seating of a puzzle the writer covers, each clue's truth and the answer per seating, and each token's
     position (a person's or an attribute value's seat: from a row's west end, or round from a table's anchor)."""
 
+    given: tuple = ()  # clues every listed seating already meets (a board too big to list whole is built with them)
+
     def __init__(self, puzzle: dict) -> None:
         """List the seatings (MAX_WORLDS at most, else NoDeduction "too_big"), clue masks and answer codes."""
         if puzzle["kind"] not in CLASSIC + WRITTEN:
@@ -150,6 +152,11 @@ class Board:
         con = fact_constraint(self.model, frozen(fact))
         truth = con.test(*(self.table.col(v) for v in con.vars))
         return np.broadcast_to(np.asarray(truth, dtype=bool), (len(self.table.rows),))
+
+    def blank(self) -> Known:
+        """What is known before any clue is applied: nothing placed, nothing linked."""
+        offset = np.zeros((self.size, self.size), dtype=np.int16)
+        return Known({}, np.eye(self.size, dtype=bool), offset)
 
     def told(self, before: Known, after: Known, i: int) -> bool:
         """Whether placing token i now would say again what another placement says: an attribute value linked to

@@ -209,10 +209,13 @@ def _layout_parts(puzzle: dict, claims: tuple) -> list[str]:
     for row in (0, 1):
         mine = sorted((f for f in rest if f[0] == "row_pos" and f[2] == row),
                       key=lambda f: f[4] - 1 if f[3] == "west" else m - f[4])
+        facing = "north" if row else "south"
         if len(mine) == m:
-            parts.append(f"the row facing {'north' if row else 'south'}, from the west, is "
-                         + join([f[1] for f in mine]))
-            rest = [f for f in rest if f not in mine]
+            parts.append(f"the row facing {facing}, from the west, is " + join([f[1] for f in mine]))
+        elif len(mine) > 1:  # "in the row facing north, Ana sits at the west end and Ben second from the east end"
+            parts.append(f"in the row facing {facing}, " + join(_row_places(tuple(("pos", f[1], f[3], f[4])
+                                                                                  for f in mine), COMPASS)))
+        rest = [f for f in rest if f not in mine or len(mine) == 1]
     for kind, value in (("face", 1), ("face", 0), ("row", 1), ("row", 0), ("corner", None), ("mid", None)):
         mine = [f for f in rest if f[0] == kind and (value is None or f[2] == value)]
         if len(mine) > 1:

@@ -290,6 +290,10 @@ def write(puzzle: dict, key: str) -> list[Step]:
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found)."""
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
     writer = Writer(board, key)
-    steps = writer.run(frozenset(), (), np.ones(len(board.table.rows), dtype=bool), 0, close=False, look=True)
+    given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
+    steps = writer.run(given, (), np.ones(len(board.table.rows), dtype=bool), 0, close=False,
+                       stated=board.blank() if given else None, look=True)
+    if given:
+        steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
