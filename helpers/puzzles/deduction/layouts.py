@@ -18,7 +18,7 @@ from helpers.puzzles import csp
 from helpers.puzzles.deduction import board as boards
 from helpers.puzzles.deduction.board import Board, Known, NoDeduction
 from helpers.puzzles.seating.solver import Model, fixed_seat
-from helpers.puzzles.seating.text import CYCLIC, FACING_KINDS, LAYOUT
+from helpers.puzzles.seating.text import CYCLIC, FACING_KINDS, LAYOUT, ORD
 
 LAYOUTS = ("seating_square", "seating_parallel_rows", "seating_mixed_facing", "seating_row_facing")
 NA = -999  # a pair's code (or a place) no fact of the puzzle's words says
@@ -129,8 +129,9 @@ class LayoutBoard(Board):
         if self.circular:
             off = (sb - sa) % self.n
             return np.where(2 * off == self.n, self.n // 2, np.where(da == 0, NA, off * da % self.n))
-        if self.layout == "row":
-            return np.where(da == 0, NA, (sa - sb) * da)
+        if self.layout == "row":  # the clues' words count to the sixth seat
+            k = (sa - sb) * da
+            return np.where((da == 0) | (np.abs(k) >= len(ORD)), NA, k)
         m = self.model.m
         k = (sa % m - sb % m) * da
         return np.where(sa // m == sb // m, k, k + OTHER_ROW)
