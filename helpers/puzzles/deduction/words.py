@@ -193,6 +193,14 @@ def _round_order(puzzle: dict, claims: list, parts: list[str]) -> tuple[list, li
     return claims, parts
 
 
+def lists_everyone(puzzle: dict, claims: tuple) -> bool:
+    """Whether the claims place every person, said as one order ("the row, from the west, is ...", "going round to
+    Ana's left: ...", both rows)."""
+    n = len(puzzle["people"])
+    placed = [f for f in claims if f[0] in ("pos", "row_pos")]
+    return len(placed) == n or bool(_round_order(puzzle, list(claims), [])[1])
+
+
 def _layout_parts(puzzle: dict, claims: tuple) -> list[str]:
     """The claims of a layouts family as clauses: a whole row in order, a row's seats grouped by end, the people
     facing (or sitting) one way said together, the rest one by one."""

@@ -18,7 +18,7 @@ import numpy as np
 from helpers.puzzles.deduction.board import MAX_WORLDS, Board, Known, NoDeduction
 from helpers.puzzles.deduction.layouts import LAYOUTS, NA, LayoutBoard
 from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
-from helpers.puzzles.deduction.words import answer_text, claims_text, step_texts
+from helpers.puzzles.deduction.words import answer_text, claims_text, lists_everyone, step_texts
 
 __all__ = ["KINDS", "MAX_WORLDS", "NoDeduction", "write"]
 KINDS = CLASSIC + WRITTEN + LAYOUTS  # the families the writer covers
@@ -286,6 +286,23 @@ def said_once(writer: Writer, steps: list[Step]) -> list[Step]:
     return steps[:-2] + [replace(last, claims=(), answer=steps[-1].answer)]
 
 
+def _names(x) -> set:
+    """Every string in a nested question or fact."""
+    return {x} if isinstance(x, str) else set().union(*map(_names, x)) if isinstance(x, (list, tuple)) else set()
+
+
+def answer_facts_only(puzzle: dict, steps: list[Step], key: str) -> list[Step]:
+    """The steps with the claims of the one before a bare "So <answer>" cut to those naming the key or someone the
+    question names (at the layouts' big boards the last clue fixes much the answer does not need); a whole seating
+    said as one order stays."""
+    if len(steps) < 2 or steps[-1].uses or steps[-1].case or steps[-2].case or not steps[-2].claims or \
+            lists_everyone(puzzle, steps[-2].claims):
+        return steps
+    asked = _names(puzzle["question"]) | {key}
+    kept = tuple(f for f in steps[-2].claims if _names(f[1:]) & asked)
+    return steps[:-2] + [replace(steps[-2], claims=kept), steps[-1]] if kept else steps
+
+
 def write(puzzle: dict, key: str) -> list[Step]:
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found)."""
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
@@ -296,4 +313,5 @@ def write(puzzle: dict, key: str) -> list[Step]:
     if given:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
+    steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
