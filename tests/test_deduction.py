@@ -149,12 +149,15 @@ def test_the_writer_says_which_puzzles_it_cannot_write():
         write(dict(PUZZLE, kind="family"), "Eli")
     rec = measure.records("seating_attributes", 1, 1, seed=27)[0]
     assert check(rec["puzzle"], write(rec["puzzle"], rec["choices"][rec["answer"]])) == []
-    board.MAX_WORLDS, was = 10, board.MAX_WORLDS
+    board.MAX_WORLDS, board.MAX_GIVEN, was = 10, 0, (board.MAX_WORLDS, board.MAX_GIVEN)
     try:
         with pytest.raises(deduction.NoDeduction, match="too_big"):
             write(rec["puzzle"], rec["choices"][rec["answer"]])
+        board.MAX_GIVEN = was[1]  # built from its first clues instead, which its first step cites
+        steps, given = write(rec["puzzle"], rec["choices"][rec["answer"]]), board.Board(rec["puzzle"]).given
+        assert given and set(given) <= set(steps[0].uses) and check(rec["puzzle"], steps) == []
     finally:
-        board.MAX_WORLDS = was
+        board.MAX_WORLDS, board.MAX_GIVEN = was
 
 
 def test_a_table_with_attributes_is_told_seat_by_seat():

@@ -14,6 +14,7 @@ import pytest
 from helpers.puzzles import csp
 from helpers.puzzles import deduction
 from helpers.puzzles.deduction import check, measure, write
+from helpers.puzzles.deduction import board as boards
 from helpers.puzzles.deduction import layouts
 from helpers.puzzles.deduction.board import MAX_WORLDS, NoDeduction
 from helpers.puzzles.deduction.layouts import LAYOUTS, LayoutBoard
@@ -61,7 +62,7 @@ def test_a_board_too_big_to_list_is_built_with_its_first_clues_cited_first(kind,
         assert board.given and len(board.table.rows) <= MAX_WORLDS
         steps = write(rec["puzzle"], key)
         assert set(board.given) <= set(steps[0].uses) and check(rec["puzzle"], steps, key) == []
-        monkeypatch.setattr(layouts, "MAX_GIVEN", 0)  # with no clue to build it with, it is too big
+        monkeypatch.setattr(boards, "MAX_GIVEN", 0)  # with no clue to build it with, it is too big
         assert measure.verdict(rec["puzzle"], key) == ("no_deduction:too_big", "")
         monkeypatch.undo()
     assert built >= 2

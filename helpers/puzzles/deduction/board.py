@@ -16,6 +16,8 @@ from helpers.puzzles.seating.solver import Model
 
 MAX_WORLDS = 400_000  # seatings the board lists at most (a round table of five with two attribute sets: 345,600)
 SAMPLE = 256  # rows a pair's distance is tested on before all of them
+MAX_GIVEN = 4  # clues a board too big to list whole may be built with (two rows of twelve: 12! is 479 million)
+STRENGTH = {"pos": 0, "left": 1, "right": 1, "faces": 1, "faces_rel": 1, "opp": 1, "gap": 1, "between": 2}  # others 3
 
 
 class NoDeduction(RuntimeError):
@@ -36,7 +38,7 @@ class Board:
     """Every seating of a puzzle the writer covers, each clue's truth and the answer per seating, and each token's
     position (a person's or an attribute value's seat: from a row's west end, or round from a table's anchor)."""
 
-    given: tuple = ()  # clues every listed seating already meets (a board too big to list whole is built with them)
+    given: tuple = ()  # clues every listed seating meets (a board too big to list whole is built with them)
 
     def __init__(self, puzzle: dict) -> None:
         """List the seatings (MAX_WORLDS at most, else NoDeduction "too_big"), clue masks and answer codes."""
@@ -70,13 +72,36 @@ class Board:
         if self.puzzle["kind"] in CLASSIC:
             return classic.seatings(self.n, self.circular)
         seat_vars = [self.model.seat[t] for t in self.tokens]
-        try:
-            table = csp.solve(self.model.problem, self.model.premises, keep=seat_vars, budget=8 * MAX_WORLDS)
-        except csp.TooBig:
-            raise NoDeduction("too_big") from None
-        if len(table.rows) > MAX_WORLDS:
-            raise NoDeduction("too_big")
+        table = self.solve_given(seat_vars)
         return np.stack([table.col(v) for v in seat_vars], axis=1)
+
+    def solve_given(self, keep: list[int]) -> csp.Table:
+        """The solver's table of the premises, or when that is too big to list, of the premises and the first clues
+        (self.given, MAX_GIVEN at most; NoDeduction "too_big" when even they leave over MAX_WORLDS seatings)."""
+        clues, self.given = self.model.puzzle["clues"], ()
+        while True:
+            cons = self.model.premises + [self.model.constraint(clues[c]) for c in self.given]
+            try:
+                table = csp.solve(self.model.problem, cons, keep=keep, budget=8 * MAX_WORLDS)
+                if len(table.rows) <= MAX_WORLDS:
+                    return table
+            except csp.TooBig:
+                pass
+            if len(self.given) >= min(MAX_GIVEN, len(clues) - 1):
+                raise NoDeduction("too_big")
+            self.given = tuple(sorted(self.given + (self._next_given(),)))
+
+    def _next_given(self) -> int:
+        """The clue to build the board with next: the one naming most of those the given clues name (the first: the
+        strongest kind of clue, STRENGTH), then the earliest."""
+        clues, given = self.model.puzzle["clues"], set(self.given)
+        near = {x for c in given for x in clues[c][1:] if isinstance(x, str)}
+
+        def rank(c: int) -> tuple:
+            """Most names shared with the given clues, then the strongest type, then the earliest."""
+            named = {x for x in clues[c][1:] if isinstance(x, str)}
+            return -len(named & near), STRENGTH.get(clues[c][0], 3), c
+        return min((c for c in range(len(clues)) if c not in given), key=rank)
 
     def _anchor(self) -> int:
         """The person most clues name (a round table's seats are counted from them)."""

@@ -23,7 +23,6 @@ from helpers.puzzles.seating.text import CYCLIC, FACING_KINDS, LAYOUT, ORD
 LAYOUTS = ("seating_square", "seating_parallel_rows", "seating_mixed_facing", "seating_row_facing")
 NA = -999  # a pair's code (or a place) no fact of the puzzle's words says
 OTHER_ROW = 100  # two rows: the code of a sitter in the other row is this plus the seats to the reference's left
-MAX_GIVEN = 4  # clues a board too big to list may be built with (two rows of twelve: 12! is 479 million)
 
 
 class LayoutBoard(Board):
@@ -36,7 +35,6 @@ class LayoutBoard(Board):
             raise NoDeduction("family_not_covered")
         self.puzzle, self.people, self.n = puzzle, list(puzzle["people"]), len(puzzle["people"])
         self.model, self.layout = Model(puzzle), LAYOUT[puzzle["kind"]]
-        self.given: tuple = ()
         self.tokens = self.people + self._listed_values()
         self.bits = self._bit_people()
         self.size = len(self.tokens) + len(self.bits)
@@ -64,36 +62,11 @@ class LayoutBoard(Board):
         return list(self.people)
 
     def _solve(self) -> csp.Table:
-        """The table over every token's seat, the facing bits and the square's corner variable: of the premises,
-        or when that is too big to list, of the premises and the first clues (self.given, MAX_GIVEN at most)."""
+        """The table over every token's seat, the facing bits and the square's corner variable (of the premises, or
+        of the premises and the first clues when too big: Board.solve_given)."""
         keep = [self.model.seat[t] for t in self.tokens] + list(self.model.face.values())
         keep += [self.model.corner] if self.model.corner is not None else []
-        keep += [v for v in self.model.question_vars() if v not in keep]
-        clues = self.puzzle["clues"]
-        while True:
-            cons = self.model.premises + [self.model.constraint(clues[c]) for c in self.given]
-            try:
-                table = csp.solve(self.model.problem, cons, keep=keep, budget=8 * boards.MAX_WORLDS)
-                if len(table.rows) <= boards.MAX_WORLDS:
-                    return table
-            except csp.TooBig:
-                pass
-            if len(self.given) >= min(MAX_GIVEN, len(clues) - 1):
-                raise NoDeduction("too_big")
-            self.given = tuple(sorted(self.given + (self._next_given(),)))
-
-    def _next_given(self) -> int:
-        """The clue to build the board with next: the one naming most people the clues given name (the first: the
-        strongest kind of clue), a seat before a distance before the rest."""
-        clues, given = self.puzzle["clues"], set(self.given)
-        near = {x for c in given for x in clues[c][1:] if isinstance(x, str)}
-        strength = {"pos": 0, "left": 1, "right": 1, "faces": 1, "faces_rel": 1, "opp": 1, "gap": 1, "between": 2}
-
-        def rank(c: int) -> tuple:
-            """Most people shared with the given clues, then the strongest type, then the earliest."""
-            named = {x for x in clues[c][1:] if isinstance(x, str)}
-            return -len(named & near), strength.get(clues[c][0], 3), c
-        return min((c for c in range(len(clues)) if c not in given), key=rank)
+        return self.solve_given(keep + [v for v in self.model.question_vars() if v not in keep])
 
     def _direction(self, token: str) -> np.ndarray:
         """Per arrangement, the token's turn (+1 facing the centre or north, -1 the other way); 0 where no left/right

@@ -144,7 +144,7 @@ class Writer:
             best = max(unused, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
             if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
                 after = b.known(m & b.masks[best])
-                steps.append(Step(uses=(best,), claims=tuple(new_facts(b, stated, after, b.named(best))), case=case))
+                steps.append(Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case))
                 cited, stated = cited | {best}, after
                 continue
             kill = [(x, y) for i, x in enumerate(unused) for y in unused[i + 1:]
@@ -154,8 +154,8 @@ class Writer:
             pair = self.pair(m, unused, stated)  # two clues that fix something together ("By clues 1 and 3, ...")
             if pair:
                 after = b.known(m & b.masks[pair[0]] & b.masks[pair[1]])
-                steps.append(Step(uses=pair, claims=tuple(new_facts(b, stated, after, b.named(pair[0]) +
-                                                                    b.named(pair[1]))), case=case))
+                steps.append(Step(uses=pair, claims=self.fixed(stated, after, b.named(pair[0]) + b.named(pair[1])),
+                                  case=case))
                 cited, stated = cited | set(pair), after
                 continue
             if depth >= MAX_DEPTH:
@@ -170,6 +170,14 @@ class Writer:
             cited, case_mask = cited | own(branch[:1]), case_mask & survivor
             stated = self.survive(steps, cited, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
+
+    def fixed(self, stated: Known, after: Known, prefer: list[int]) -> tuple:
+        """What a clue fixes beyond `stated`, linking from the tokens it names when that says something, else in
+        the order _gain counted it (a link inside a group may show in one order only)."""
+        facts = new_facts(self.board, stated, after, prefer) or new_facts(self.board, stated, after, [])
+        if not facts:
+            raise NoDeduction("nothing_to_say")
+        return tuple(facts)
 
     def survive(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, stated: Known) -> Known:
         """One case survived: say what it fixes with the clues cited up to the split (appended to steps; the others
