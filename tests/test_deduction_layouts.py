@@ -1,8 +1,8 @@
 """Deductions of the layouts whose left/right depend on the sitter (helpers.puzzles.deduction.layouts): the square
 table, two facing rows, a round table and a row with mixed facing. The written deductions pass the checker and
-conclude the key for most catalogue puzzles of every level; a board too big to list whole is built with its first clues,
-which the first step cites; a deduction with one claim altered is refused with its step named; a seat in one of two rows means
-what its words say."""
+conclude the key for most catalogue puzzles of every level; a board too big to list whole is built with its first
+clues, which the first step cites; a deduction with one claim altered is refused with its step named; a seat in one
+of two rows means what its words say."""
 
 from __future__ import annotations
 

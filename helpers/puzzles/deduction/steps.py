@@ -4,7 +4,8 @@ claims, whether it closes its case, the key it concludes) and the meaning of a c
 A fact is a seating clue in the shared solver's terms (helpers.puzzles.seating.solver.Model: ("pos", "Ana",
 "west", 2), ("left", "Ben", "Ana", 1), ("opp", "Cy", "Ana"), ("end", "Dee"), ...), a seat in one of two rows
 (("row_pos", "Ana", 1, "west", 2): second from the west end of the row facing north, 0 the row facing south), or
-("not", fact) or ("or", fact, fact, ...). A case is a fact assumed; a step inside nested cases carries all of them, outermost first.
+("not", fact) or ("or", fact, fact, ...). A case is a fact assumed; a step inside nested cases carries all of them,
+outermost first.
 """
 
 from __future__ import annotations
