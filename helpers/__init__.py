@@ -16,9 +16,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      puzzles.kinship (kinship.tree: stated facts; kinship.kinds: kinship.pointing, kinship.coded,
                      kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
                      (how often a word is the key); kinship.said: steps as data; kinship.parse: a text read back),
-                     puzzles.blind (what options give away), puzzles.names (the people), puzzles.variety (how varied
-                     the questions read), puzzles.deduction (deduction.steps, deduction.checker, deduction.writer,
-                     deduction.words, deduction.kinship, deduction.measure, deduction.reading): proven puzzle makers
+                     puzzles.blind (what options give away), puzzles.names, puzzles.variety, puzzles.deduction
+                     (deduction.steps, deduction.checker, deduction.board, deduction.layouts, deduction.writer,
+                     deduction.words, deduction.kinship, deduction.measure, deduction.reading): proven puzzles
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)
     03/04/05 train   train (train.run: the chunk loop; train.adapter: base + adapter; train.state: what a run

@@ -12,7 +12,8 @@ import pytest
 from helpers.puzzles import deduction
 from helpers.puzzles.deduction import Step, check, write
 from helpers.puzzles.deduction import measure
-from helpers.puzzles.deduction import writer
+from helpers.puzzles.deduction import board
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN
 from helpers.puzzles.deduction.__main__ import main
 from helpers.puzzles.seating import classic
 
@@ -86,7 +87,7 @@ def test_the_writer_explains_the_crafted_puzzle_case_by_case():
 PER_COMBO = 8  # catalogue puzzles per family x level (~50 ms each at level 3 on one core)
 
 
-@pytest.mark.parametrize("kind", deduction.KINDS)
+@pytest.mark.parametrize("kind", CLASSIC + WRITTEN)  # the layouts with facing: tests/test_deduction_layouts.py
 @pytest.mark.parametrize("level", (1, 2, 3))
 def test_written_deductions_pass_the_checker_and_fit_or_are_counted(kind, level):
     outcomes = []
@@ -145,15 +146,18 @@ def test_the_checker_reads_every_seating_family(kind):
 
 def test_the_writer_says_which_puzzles_it_cannot_write():
     with pytest.raises(deduction.NoDeduction, match="family_not_covered"):
-        write(dict(PUZZLE, kind="seating_parallel_rows"), "Eli")
+        write(dict(PUZZLE, kind="family"), "Eli")
     rec = measure.records("seating_attributes", 1, 1, seed=27)[0]
     assert check(rec["puzzle"], write(rec["puzzle"], rec["choices"][rec["answer"]])) == []
-    writer.MAX_WORLDS, was = 10, writer.MAX_WORLDS
+    board.MAX_WORLDS, board.MAX_GIVEN, was = 10, 0, (board.MAX_WORLDS, board.MAX_GIVEN)
     try:
         with pytest.raises(deduction.NoDeduction, match="too_big"):
             write(rec["puzzle"], rec["choices"][rec["answer"]])
+        board.MAX_GIVEN = was[1]  # built from its first clues instead, which its first step cites
+        steps, given = write(rec["puzzle"], rec["choices"][rec["answer"]]), board.Board(rec["puzzle"]).given
+        assert given and set(given) <= set(steps[0].uses) and check(rec["puzzle"], steps) == []
     finally:
-        writer.MAX_WORLDS = was
+        board.MAX_WORLDS, board.MAX_GIVEN = was
 
 
 def test_a_table_with_attributes_is_told_seat_by_seat():

@@ -1,11 +1,11 @@
 """Deductions a person could follow and a model could learn, each step proven by the seating solver.
 
 steps (a step: clues cited, case, split, claims, closes, answer; a fact's meaning as a solver constraint), checker
-(check: every step proven from the clues cited so far), writer (write: the greedy writer of the classic seating kinds
-and the round table with attributes), words (facts and steps in the puzzle's words), kinship (the blood-relation
-families' own explanation steps and their checker, check_kinship), measure (lengths per family and level, python -m
-helpers.puzzles.deduction --measure prints them; explanation: the text a question carries) and reading (a model's
-first step read back and proven).
+(check: every step proven from the clues cited so far), board and layouts (the seatings a deduction is written on),
+writer (write: the greedy writer of the seating families), words (facts and steps in the puzzle's words), kinship
+(the blood-relation families' own explanation steps and their checker, check_kinship), measure (lengths per family
+and level, python -m helpers.puzzles.deduction --measure prints them; explanation: the text a question carries) and
+reading (a model's first step read back and proven).
 """
 
 from helpers.puzzles.deduction.checker import check, key_of

@@ -2,8 +2,10 @@
 claims, whether it closes its case, the key it concludes) and the meaning of a claimed fact as a solver constraint.
 
 A fact is a seating clue in the shared solver's terms (helpers.puzzles.seating.solver.Model: ("pos", "Ana",
-"west", 2), ("left", "Ben", "Ana", 1), ("opp", "Cy", "Ana"), ("end", "Dee"), ...) or ("not", fact) or ("or", fact,
-fact, ...). A case is a fact assumed; a step inside nested cases carries all of them, outermost first.
+"west", 2), ("left", "Ben", "Ana", 1), ("opp", "Cy", "Ana"), ("end", "Dee"), ...), a seat in one of two rows
+(("row_pos", "Ana", 1, "west", 2): second from the west end of the row facing north, 0 the row facing south), or
+("not", fact) or ("or", fact, fact, ...). A case is a fact assumed; a step inside nested cases carries all of them,
+outermost first.
 """
 
 from __future__ import annotations
@@ -64,5 +66,9 @@ def fact_constraint(model: Model, fact: tuple) -> csp.Constraint:
             at = dict(zip(vars_, cols))
             return np.logical_or.reduce([_truth(p, [at[v] for v in p.vars]) for p in parts])
         return csp.Constraint(vars_, either)
+    if fact[0] == "row_pos":
+        _, x, row, side, k = fact
+        seat = row * model.m + (k - 1 if side == "west" else model.m - k)
+        return csp.Constraint((model.seat[x],), lambda s: s == seat)
     return model.constraint(list(fact))
 

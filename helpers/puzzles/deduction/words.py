@@ -30,6 +30,9 @@ def fact_text(puzzle: dict, fact: tuple) -> str:
         return f"no one sits between {fact[1]} and {fact[2]}"
     if puzzle["kind"] in CLASSIC:
         return classic.render_clue(classic_clue(fact)).rstrip(".")
+    if fact[0] == "row_pos":  # a seat in one of two rows
+        at = "at the" if fact[4] == 1 else f"{text.ORD[fact[4]]} from the"
+        return f"{fact[1]} sits {at} {fact[3]} end of the row facing {'north' if fact[2] else 'south'}"
     said = text.clue_variants(puzzle, list(fact))[0].rstrip(".")
     return said[0].lower() + said[1:] if said.startswith("The ") and fact[1] not in puzzle["people"] else said
 
@@ -69,7 +72,27 @@ def answer_text(puzzle: dict, key: str) -> str:
     if puzzle["question"][0] == "statement":
         return f"of the statements only \"{key}\" holds"
     fact = question_fact(puzzle, key)
-    return fact_text(puzzle, fact) if fact else f"the answer is {key}"
+    return fact_text(puzzle, fact) if fact else layout_answer(puzzle, key)
+
+
+def layout_answer(puzzle: dict, key: str) -> str:
+    """The key of a question no single fact answers, in the question's words ("Ana is Ben's only neighbour")."""
+    q = puzzle["question"]
+    if q[0] == "who" and q[1] == "nbr":
+        return f"{key} is {q[2]}'s only neighbour"
+    if q[0] == "where":
+        return f"{noun(puzzle, q[1])} sits {key[:1].lower() + key[1:]}"
+    if q[0] == "count_between":
+        k = int(key)
+        return f"no one sits between {q[1]} and {q[2]}" if k == 0 else \
+            f"exactly {k} {'person sits' if k == 1 else 'people sit'} between {q[1]} and {q[2]}"
+    if q[0] == "count_face":
+        return f"{key} of them face {text._dir_word(puzzle, q[1])}"
+    if q[0] == "at_end":
+        return f"{key} sits at the extreme {q[2]} end of the row facing {text._dir_word(puzzle, q[1])}"
+    if q[0] == "at_pos":
+        return fact_text(puzzle, ("pos", key, q[1], q[2]))
+    return f"the answer is {key}"
 
 
 def _cap(s: str) -> str:
@@ -92,9 +115,12 @@ def noun(puzzle: dict, token: str) -> str:
 def question_fact(puzzle: dict, key: str) -> tuple | None:
     """The fact that the key answers a "who" or "attr" question (in the shared solver's terms), else None."""
     q = puzzle["question"]
-    if q[0] not in ("who", "attr") or q[-3] not in ("same", "opp", "left", "right"):
+    if q[0] not in ("who", "attr") or q[-3] not in ("same", "opp", "left", "right", "faces", "faces_left",
+                                                    "faces_right"):
         return None
     rel, x, k = q[-3], q[-2], q[-1]
+    if rel.startswith("faces"):  # two rows: "Who faces the person second to Ana's left?"
+        return ("faces", key, x) if rel == "faces" else ("faces_rel", key, x, rel.removeprefix("faces_"), k)
     if rel == "same":
         return ("same", *sorted((key, x), key=tokens(puzzle).index))
     return ("opp", key, x) if rel == "opp" else (rel, key, x, k)
@@ -136,17 +162,76 @@ def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
     return f"going left from {at[0][0]}: " + join(seat)
 
 
-def _row_places(claims: tuple) -> list[str]:
-    """A row's placements grouped by end: "Ana sits at the left end", "Ben sits second and Cy third from the left"."""
+def _row_places(claims: tuple, words: dict | None = None) -> list[str]:
+    """A row's placements grouped by end: "Ana sits at the left end", "Ben sits second and Cy third from the left"
+    (words: each side's word and what follows it, {"west": ("west", " end"), ...} for a row running west-east)."""
     out = []
-    for side, word in (("west", "left"), ("east", "right")):
+    for side, (word, tail) in (words or {"west": ("left", ""), "east": ("right", "")}).items():
         mine = sorted((f[3], f[1]) for f in claims if f[0] == "pos" and f[2] == side)
         out += [f"{x} sits at the {word} end" for k, x in mine if k == 1]
         rest = [f"{x} {classic.ORDINALS[k - 1]}" for k, x in mine if k > 1]
         if rest:
             out.append(f"{rest[0].replace(' ', ' sits ', 1)}" + (", " if len(rest) > 2 else "")
-                       + ", ".join(rest[1:-1]) + (f" and {rest[-1]}" if len(rest) > 1 else "") + f" from the {word}")
+                       + ", ".join(rest[1:-1]) + (f" and {rest[-1]}" if len(rest) > 1 else "")
+                       + f" from the {word}{tail}")
     return out
+
+
+COMPASS = {"west": ("west", " end"), "east": ("east", " end")}  # a west-east row's ends in its clues' words
+
+
+def _round_order(puzzle: dict, claims: list, parts: list[str]) -> tuple[list, list[str]]:
+    """At a table, claims placing every other person from one reference, said as "going round to Ana's left: Ben,
+    Cy, ..."; (the claims left, the parts with it)."""
+    n = len(puzzle["people"])
+    for ref in dict.fromkeys(f[2] for f in claims if f[0] in ("left", "right", "opp")):
+        mine = [f for f in claims if f[0] in ("left", "right", "opp") and f[2] == ref and f[1] in puzzle["people"]]
+        at = {f[3] if f[0] == "left" else (n - f[3] if f[0] == "right" else n // 2): f[1] for f in mine}
+        if len(mine) == n - 1 and sorted(at) == list(range(1, n)):
+            return [f for f in claims if f not in mine], parts + [
+                f"going round to {ref}'s left: " + join([at[k] for k in range(1, n)])]
+    return claims, parts
+
+
+def lists_everyone(puzzle: dict, claims: tuple) -> bool:
+    """Whether the claims place every person, said as one order ("the row, from the west, is ...", "going round to
+    Ana's left: ...", both rows)."""
+    n = len(puzzle["people"])
+    placed = [f for f in claims if f[0] in ("pos", "row_pos")]
+    return len(placed) == n or bool(_round_order(puzzle, list(claims), [])[1])
+
+
+def _layout_parts(puzzle: dict, claims: tuple) -> list[str]:
+    """The claims of a layouts family as clauses: a whole row in order, a row's seats grouped by end, the people
+    facing (or sitting) one way said together, the rest one by one."""
+    parts, rest = [], list(claims)
+    pos = [f for f in rest if f[0] == "pos"]
+    if pos and len(pos) == len(puzzle["people"]):
+        order = sorted(pos, key=lambda f: f[3] - 1 if f[2] == "west" else len(pos) - f[3])
+        parts.append("the row, from the west, is " + join([f[1] for f in order]))
+    elif pos:
+        parts += _row_places(tuple(pos), COMPASS)
+    rest = [f for f in rest if f[0] != "pos"]
+    rest, parts = _round_order(puzzle, rest, parts)
+    m = len(puzzle["people"]) // 2
+    for row in (0, 1):
+        mine = sorted((f for f in rest if f[0] == "row_pos" and f[2] == row),
+                      key=lambda f: f[4] - 1 if f[3] == "west" else m - f[4])
+        facing = "north" if row else "south"
+        if len(mine) == m:
+            parts.append(f"the row facing {facing}, from the west, is " + join([f[1] for f in mine]))
+        elif len(mine) > 1:  # "in the row facing north, Ana sits at the west end and Ben second from the east end"
+            parts.append(f"in the row facing {facing}, " + join(_row_places(tuple(("pos", f[1], f[3], f[4])
+                                                                                  for f in mine), COMPASS)))
+        rest = [f for f in rest if f not in mine or len(mine) == 1]
+    for kind, value in (("face", 1), ("face", 0), ("row", 1), ("row", 0), ("corner", None), ("mid", None)):
+        mine = [f for f in rest if f[0] == kind and (value is None or f[2] == value)]
+        if len(mine) > 1:
+            said = fact_text(puzzle, mine[0]).split(" ", 1)[1]  # "faces outward", "sits at a corner"
+            verb, tail = said.split(" ", 1)
+            parts.append(f"{join([f[1] for f in mine])} {verb[:-1]} {tail}".replace("at a corner", "at corners"))
+            rest = [f for f in rest if f not in mine]
+    return parts + [fact_text(puzzle, f) for f in rest]
 
 
 def claims_text(puzzle: dict, claims: tuple) -> str:
@@ -159,6 +244,9 @@ def claims_text(puzzle: dict, claims: tuple) -> str:
         claims = tuple(f for f in claims if f[0] != "end")
         said = claims_text(puzzle, claims) if claims else ""
         return (said + "; " if said else "") + f"{ends[0]} and {ends[1]} sit at the two ends"
+    if puzzle["kind"] not in CLASSIC + WRITTEN:
+        parts = _layout_parts(puzzle, claims)
+        return "; ".join(parts) if len(parts) > 1 and any(" and " in p for p in parts) else join(parts)
     blocks, rest = _blocks(puzzle, claims)
     places = _row_places(rest) if puzzle["kind"] == "seating_linear" else []
     parts = places + blocks + [fact_text(puzzle, f) for f in rest if not (places and f[0] == "pos")]

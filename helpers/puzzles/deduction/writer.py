@@ -1,179 +1,42 @@
-"""The deduction writer of the classic seating kinds (a row facing north, a round table) and of the round table
-with attributes: greedy, as a person solves one. Apply the clue that fixes most (a seat, or a link between two
-people or attribute values), state what it fixes; when no clue fixes anything, split on the smallest open choice a
-clue leaves (a token's seat, a pair's distance, the question's answer), close each failing case by the clue that
-kills it, state what the surviving case fixes, and conclude with the key.
+"""The deduction writer of every seating family but the kinship ones: greedy, as a person solves one. Apply the
+clue that fixes most (a seat, a facing, or a link between two people or attribute values), state what it fixes;
+when no clue fixes anything, split on the smallest open choice a clue leaves (a token's seat, a pair's distance, the
+question's answer), close each failing case by the clue that kills it, state what the surviving case fixes, and
+conclude with the key.
 
-A row's seats are counted from its ends; a round table's from an anchor, the person most clues name ("Ben sits
-second to Ana's left"), as rotations are the same seating. Every seating is listed (7! = 5,040 for the classic
-kinds; at a table with attributes only the values a clue or the question names, at most MAX_WORLDS), so a candidate
-step costs a few numpy masks; the checker (deduction.checker) then proves the written steps independently."""
+The board (deduction.board: the classic kinds, the round table with attributes, the rectangle; deduction.layouts:
+the square table, two rows, mixed facing at a table and in a row) lists every seating (at most MAX_WORLDS), so a
+candidate step costs a few numpy masks; the checker (deduction.checker) then proves the written steps
+independently."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step, frozen, shared_puzzle
-from helpers.puzzles.deduction.words import answer_text, claims_text, question_fact, step_texts
-from helpers.puzzles.seating import classic
-from helpers.puzzles import csp
-from helpers.puzzles.seating.solver import Model
+from helpers.puzzles.deduction.board import MAX_WORLDS, Board, Known, NoDeduction
+from helpers.puzzles.deduction.layouts import LAYOUTS, NA, LayoutBoard
+from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
+from helpers.puzzles.deduction.words import answer_text, claims_text, lists_everyone, step_texts
 
-KINDS = CLASSIC + WRITTEN  # the families the writer covers
-MAX_WORLDS = 400_000  # seatings the board lists at most (a round table of five with two attribute sets: 345,600)
-SAMPLE = 256  # rows a pair's distance is tested on before all of them
+__all__ = ["KINDS", "MAX_WORLDS", "NoDeduction", "write"]
+KINDS = CLASSIC + WRITTEN + LAYOUTS  # the families the writer covers
 MAX_DEPTH = 2  # cases inside cases at most
 TRIES = {0: 6, 1: 2, 2: 1}  # splits simulated (shortest kept) at each depth
 MAX_STEPS = 40  # a context giving up after this many steps has found no deduction
-
-
-class NoDeduction(RuntimeError):
-    """The writer found no deduction within its depth and step limits."""
-
-
-@dataclass(frozen=True)
-class Known:
-    """What holds in every seating of a set: who is placed where, and which pairs sit a fixed distance apart."""
-
-    placed: dict  # person index -> position
-    linked: np.ndarray  # [a, b]: b sits a fixed distance from a
-    offset: np.ndarray  # [a, b]: that distance (position of b - position of a; mod n at a table)
-    ends: frozenset = frozenset()  # people at an end of a rectangular table in every seating
-
-
-class Board:
-    """Every seating of a puzzle the writer covers, each clue's truth and the answer per seating, and each token's
-    position (a person's or an attribute value's seat: from a row's west end, or round from a table's anchor)."""
-
-    def __init__(self, puzzle: dict) -> None:
-        """List the seatings (MAX_WORLDS at most, else NoDeduction "too_big"), clue masks and answer codes."""
-        if puzzle["kind"] not in KINDS:
-            raise NoDeduction("family_not_covered")
-        self.puzzle, self.people = puzzle, list(puzzle["people"])
-        self.tokens = self.people + self._listed_values()
-        self.n, self.size = len(self.people), len(self.tokens)
-        self.circular = puzzle["kind"] != "seating_linear"
-        self.model = Model(shared_puzzle(puzzle))
-        seats = self._seatings()
-        self.table = csp.Table(self.model.problem, [self.model.seat[t] for t in self.tokens], seats.astype(np.int16))
-        self.masks = [self.model.holds(c, self.table) for c in self.model.puzzle["clues"]]
-        self.codes, self.names, _ = self.model.codes(self.table)
-        self.anchor = self._anchor() if self.circular else None
-        turn = -1 if puzzle.get("facing", "centre") == "out" else 1
-        self.pos = (seats - seats[:, [self.anchor]]) * turn % self.n if self.circular else seats.astype(np.int16)
-        self.rect = puzzle["kind"] == "seating_rectangle"  # straight across is a seat's, not a distance's: ends told
-        self.at_end = (seats[:, :self.n] % (self.n // 2) == 0) if self.rect else None
-
-    def _listed_values(self) -> list[str]:
-        """The attribute values a clue or the question names, and every value of the group the question asks
-        about; the others are free (no clue constrains them), so the board need not list them."""
-        q = self.puzzle.get("question") or []
-        named = {x for c in self.puzzle["clues"] for x in c[1:] if isinstance(x, str)} | set(map(str, q[1:]))
-        asked = self.puzzle["groups"].get(q[1], ()) if q and q[0] == "attr" else ()
-        return [v for values in self.puzzle.get("groups", {}).values() for v in values if v in named or v in asked]
-
-    def _seatings(self) -> np.ndarray:
-        """Every seating as rows seat_of[token]: the classic kinds' cached list, else the solver's (premises only)."""
-        if self.puzzle["kind"] in CLASSIC:
-            return classic.seatings(self.n, self.circular)
-        seat_vars = [self.model.seat[t] for t in self.tokens]
-        try:
-            table = csp.solve(self.model.problem, self.model.premises, keep=seat_vars, budget=8 * MAX_WORLDS)
-        except csp.TooBig:
-            raise NoDeduction("too_big") from None
-        if len(table.rows) > MAX_WORLDS:
-            raise NoDeduction("too_big")
-        return np.stack([table.col(v) for v in seat_vars], axis=1)
-
-    def _anchor(self) -> int:
-        """The person most clues name (a round table's seats are counted from them)."""
-        named = [p for c in self.puzzle["clues"] for p in c[1:] if isinstance(p, str)]
-        return max(range(self.n), key=lambda i: (named.count(self.people[i]), -i))
-
-    def mask(self, cited: frozenset) -> np.ndarray:
-        """The seatings every cited clue allows."""
-        out = np.ones(len(self.table.rows), dtype=bool)
-        for c in cited:
-            out &= self.masks[c]
-        return out
-
-    def known(self, m: np.ndarray) -> Known:
-        """What holds in every seating of mask m (pairs tested on a sample of rows first: big tables stay quick)."""
-        p = self.pos[m].astype(np.int16)
-        lo, hi = p.min(0), p.max(0)
-        placed = {i: int(lo[i]) for i in range(self.size) if lo[i] == hi[i]}
-        sample = p[:SAMPLE]
-        d = sample[:, None, :] - sample[:, :, None]
-        d = d % self.n if self.circular else d
-        linked = d.min(0) == d.max(0)
-        for a, b in zip(*np.nonzero(linked & (len(p) > SAMPLE))):  # constant on the sample: test every row
-            off = (p[:, b] - p[:, a]) % self.n if self.circular else p[:, b] - p[:, a]
-            linked[a, b] = bool((off == d[0, a, b]).all())
-        ends = frozenset(np.nonzero(self.at_end[m].all(0))[0].tolist()) if self.rect else frozenset()
-        return Known(placed, linked, d[0], ends)
-
-    def seat_fact(self, i: int, v: int) -> tuple:
-        """Token i at position v: from the nearer end of a row, or round from the anchor."""
-        if self.circular:
-            return self.rel_fact(i, self.anchor, v)
-        side, k = ("west", v + 1) if v + 1 <= self.n - v else ("east", self.n - v)
-        return ("pos", self.tokens[i], side, k)
-
-    def rel_fact(self, b: int, a: int, o: int) -> tuple:
-        """Token b sits o positions round (or along) from token a: left/right, k seats, opposite, or the same seat
-        (an attribute of a person, or two attributes of one person)."""
-        x, y = self.tokens[b], self.tokens[a]
-        if o == 0:
-            return ("same", *sorted((y, x), key=self.tokens.index))
-        if not self.circular:
-            return ("right", x, y, o) if o > 0 else ("left", x, y, -o)
-        if 2 * o == self.n and not self.rect:  # at a rectangle only the ends and seats n - i face each other
-            return ("opp", x, y)
-        return ("left", x, y, o) if 2 * o < self.n else ("right", x, y, self.n - o)
-
-    def answer_fact(self, code: int) -> tuple:
-        """The fact "the answer is names[code]" in the question's terms ("Clare sits immediately to Amara's left")."""
-        q = self.model.puzzle["question"]
-        if q[0] in ("who", "attr"):
-            return question_fact(self.model.puzzle, self.names[code])
-        if q[0] == "statement":
-            return frozen(q[1][code])
-        if q[0] == "at_pos":
-            return ("pos", self.names[code], q[1], q[2])
-        if q[0] == "count_between":
-            return ("gap", q[1], q[2], code)
-        x = self.tokens.index(q[1])
-        return self.rel_fact(x, self.tokens.index(q[2]), code) if q[2] else self.seat_fact(x, code)
-
-    def holds(self, fact: tuple) -> np.ndarray:
-        """A fact's truth in every seating."""
-        return self.model.holds(list(fact), self.table)
-
-    def named(self, c: int) -> list[int]:
-        """The tokens clue c names."""
-        return [self.tokens.index(x) for x in self.puzzle["clues"][c][1:] if x in self.tokens]
-
-    def answer_fixed(self, m: np.ndarray) -> bool:
-        """Whether every seating of m gives the same answer."""
-        return m.any() and np.unique(self.codes[m]).size == 1
 
 
 def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
     """The seats and links `after` fixes that `before` did not: newly placed tokens (every one, in seat order, once
     all are placed), then one link per merge of two linked groups (preferring tokens the clue names)."""
     if len(after.placed) == board.size > len(before.placed):  # the whole seating: every place, in order
-        return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: iv[1])
-                if i != board.anchor] + [("end", board.people[i]) for i in sorted(after.ends)]
+        return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: (iv[0] >= len(
+            board.tokens), iv[1])) if i != board.anchor and not (i >= len(board.tokens) and board.told(
+                before, after, i))] + [("end", board.people[i]) for i in sorted(after.ends)]
     return [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
-            if i not in before.placed and i != board.anchor and not _told(board, before, after, i)] + \
+            if i not in before.placed and i != board.anchor and not board.told(before, after, i)] + \
         _links(board, before, after, prefer) + [("end", board.people[i]) for i in sorted(after.ends - before.ends)]
-
-
-def _told(board: Board, before: Known, after: Known, i: int) -> bool:
-    """An attribute value linked to a person placed with it now (placing both would say it twice)."""
-    return i >= board.n and any(before.linked[j, i] and after.placed.get(j) == after.placed[i] for j in range(board.n))
 
 
 def _links(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
@@ -187,8 +50,9 @@ def _links(board: Board, before: Known, after: Known, prefer: list[int]) -> list
         joined = [group[0]]
         for b in sorted(group[1:], key=lambda b: b not in prefer):
             if not any(before.linked[j, b] for j in joined):
-                j = min(joined, key=lambda j: (j not in prefer, j))
-                facts.append(board.rel_fact(b, j, int(after.offset[j, b])))
+                j = min((j for j in joined if after.linked[j, b]), key=lambda j: (j not in prefer, j), default=None)
+                fact = board.link_fact(after, j, b) if j is not None else None
+                facts += [fact] if fact is not None else []
             joined.append(b)
     return facts
 
@@ -216,16 +80,15 @@ def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int
         who = board.named(c) if c is not None else [i for i in range(board.size) if i not in before.placed]
         for i in who:
             vals = np.unique(board.pos[mc, i]).tolist()
-            if i not in before.placed and len(vals) > 1:
+            if i not in before.placed and len(vals) > 1 and min(vals) > NA:
                 out.append((len(vals), c is None, c, [board.seat_fact(i, v) for v in vals],
                             [case_mask & (board.pos[:, i] == v) for v in vals]))
         for a in who:
             for b in who:
                 if a < b and not before.linked[a, b] and a not in before.placed and b not in before.placed:
-                    off = (board.pos[:, b] - board.pos[:, a]) % board.n if board.circular else \
-                        board.pos[:, b] - board.pos[:, a]
+                    off = board.offsets(a, b)
                     vals = np.unique(off[mc]).tolist()
-                    if len(vals) > 1:
+                    if len(vals) > 1 and min(vals) > NA:
                         out.append((len(vals), c is None, c, [board.rel_fact(b, a, v) for v in vals],
                                     [case_mask & (off == v) for v in vals]))
     return sorted(out, key=lambda s: (s[0], s[1]))
@@ -240,6 +103,8 @@ def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: l
         vals = np.unique(board.codes[mc]).tolist()
         if len(vals) > 1 and min(vals) >= 0:
             facts = [board.answer_fact(v) for v in vals]  # a case is its fact (a statement may hold beside another)
+            if None in facts:  # an answer no fact says (how many face north)
+                continue
             out.append((len(vals), c is None, c, facts, [case_mask & board.holds(f) for f in facts]))
     return sorted(out, key=lambda s: (s[0], s[1]))[:1]
 
@@ -279,7 +144,7 @@ class Writer:
             best = max(unused, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
             if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
                 after = b.known(m & b.masks[best])
-                steps.append(Step(uses=(best,), claims=tuple(new_facts(b, stated, after, b.named(best))), case=case))
+                steps.append(Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case))
                 cited, stated = cited | {best}, after
                 continue
             kill = [(x, y) for i, x in enumerate(unused) for y in unused[i + 1:]
@@ -289,8 +154,8 @@ class Writer:
             pair = self.pair(m, unused, stated)  # two clues that fix something together ("By clues 1 and 3, ...")
             if pair:
                 after = b.known(m & b.masks[pair[0]] & b.masks[pair[1]])
-                steps.append(Step(uses=pair, claims=tuple(new_facts(b, stated, after, b.named(pair[0]) +
-                                                                    b.named(pair[1]))), case=case))
+                steps.append(Step(uses=pair, claims=self.fixed(stated, after, b.named(pair[0]) + b.named(pair[1])),
+                                  case=case))
                 cited, stated = cited | set(pair), after
                 continue
             if depth >= MAX_DEPTH:
@@ -305,6 +170,14 @@ class Writer:
             cited, case_mask = cited | own(branch[:1]), case_mask & survivor
             stated = self.survive(steps, cited, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
+
+    def fixed(self, stated: Known, after: Known, prefer: list[int]) -> tuple:
+        """What a clue fixes beyond `stated`, linking from the tokens it names when that says something, else in
+        the order _gain counted it (a link inside a group may show in one order only)."""
+        facts = new_facts(self.board, stated, after, prefer) or new_facts(self.board, stated, after, [])
+        if not facts:
+            raise NoDeduction("nothing_to_say")
+        return tuple(facts)
 
     def survive(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, stated: Known) -> Known:
         """One case survived: say what it fixes with the clues cited up to the split (appended to steps; the others
@@ -411,9 +284,42 @@ class Writer:
         return steps, now, masks[alive.index(True)] if sum(alive) == 1 else None
 
 
+def said_once(writer: Writer, steps: list[Step]) -> list[Step]:
+    """The steps with a closing "So <answer>" folded into the step before when that step's claims say just it."""
+    if len(steps) < 2 or steps[-1].uses or steps[-1].case:
+        return steps
+    last = steps[-2]
+    if last.case or last.split or not last.claims or not writer.says_answer(list(last.claims)):
+        return steps
+    return steps[:-2] + [replace(last, claims=(), answer=steps[-1].answer)]
+
+
+def _names(x) -> set:
+    """Every string in a nested question or fact."""
+    return {x} if isinstance(x, str) else set().union(*map(_names, x)) if isinstance(x, (list, tuple)) else set()
+
+
+def answer_facts_only(puzzle: dict, steps: list[Step], key: str) -> list[Step]:
+    """The steps with the claims of the one before a bare "So <answer>" cut to those naming the key or someone the
+    question names (at the layouts' big boards the last clue fixes much the answer does not need); a whole seating
+    said as one order stays."""
+    if len(steps) < 2 or steps[-1].uses or steps[-1].case or steps[-2].case or not steps[-2].claims or \
+            lists_everyone(puzzle, steps[-2].claims):
+        return steps
+    asked = _names(puzzle["question"]) | {key}
+    kept = tuple(f for f in steps[-2].claims if _names(f[1:]) & asked)
+    return steps[:-2] + [replace(steps[-2], claims=kept), steps[-1]] if kept else steps
+
+
 def write(puzzle: dict, key: str) -> list[Step]:
-    """A deduction of a classic seating puzzle's key, each step in words (NoDeduction when none is found)."""
-    board = Board(puzzle)
+    """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found)."""
+    board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
     writer = Writer(board, key)
-    steps = writer.run(frozenset(), (), np.ones(len(board.table.rows), dtype=bool), 0, close=False, look=True)
+    given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
+    steps = writer.run(given, (), np.ones(len(board.table.rows), dtype=bool), 0, close=False,
+                       stated=board.blank() if given else None, look=True)
+    if given:
+        steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
+    steps = said_once(writer, steps)
+    steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]

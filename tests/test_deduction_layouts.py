@@ -1,0 +1,115 @@
+"""Deductions of the layouts whose left/right depend on the sitter (helpers.puzzles.deduction.layouts): the square
+table, two facing rows, a round table and a row with mixed facing. The written deductions pass the checker and
+conclude the key for most catalogue puzzles of every level; a board too big to list whole is built with its first
+clues, which the first step cites; a deduction with one claim altered is refused with its step named; a seat in one
+of two rows means what its words say."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from helpers.puzzles import csp
+from helpers.puzzles import deduction
+from helpers.puzzles.deduction import check, measure, write
+from helpers.puzzles.deduction import board as boards
+from helpers.puzzles.deduction import layouts
+from helpers.puzzles.deduction.board import MAX_WORLDS, NoDeduction
+from helpers.puzzles.deduction.layouts import LAYOUTS, LayoutBoard
+from helpers.puzzles.deduction.words import fact_text
+from helpers.puzzles.seating.solver import Model
+
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
+PER_COMBO = 6  # catalogue puzzles per family and level (~0.5 s each at most)
+
+
+def test_the_writer_covers_the_four_layouts():
+    assert set(LAYOUTS) <= set(deduction.KINDS)
+
+
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_written_layout_deductions_pass_the_checker_and_conclude_the_key(kind, level):
+    outcomes = []
+    for rec in measure.records(kind, level, PER_COMBO, seed=27):
+        key = rec["choices"][rec["answer"]]
+        try:
+            steps = write(rec["puzzle"], key)
+        except NoDeduction as exc:
+            outcomes.append(f"no_deduction:{exc}")
+            continue
+        assert check(rec["puzzle"], steps, key) == [], measure.deduction_text(steps)
+        assert steps[-1].answer == key and not steps[-1].case
+        outcomes.append("ok" if len(measure.deduction_text(steps).split()) <= measure.LIMIT else "over_budget")
+    assert outcomes.count("ok") >= PER_COMBO // 2, outcomes  # most are written and short enough
+
+
+@pytest.mark.parametrize("kind", ("seating_parallel_rows", "seating_row_facing"))
+def test_a_board_too_big_to_list_is_built_with_its_first_clues_cited_first(kind, monkeypatch):
+    """Two rows of ten or twelve, a row of seven or eight with open facing: too big to list whole (10! to 12!
+    seatings), so the board lists those its first clues allow, and the first step cites them."""
+    built = 0
+    for rec in measure.records(kind, 3, 3, seed=27):
+        key = rec["choices"][rec["answer"]]
+        try:
+            board = layouts.LayoutBoard(rec["puzzle"])
+        except NoDeduction:  # four clues may leave too many seatings still (counted too_big)
+            continue
+        built += 1
+        assert board.given and len(board.table.rows) <= MAX_WORLDS
+        steps = write(rec["puzzle"], key)
+        assert set(board.given) <= set(steps[0].uses) and check(rec["puzzle"], steps, key) == []
+        monkeypatch.setattr(boards, "MAX_GIVEN", 0)  # with no clue to build it with, it is too big
+        assert measure.verdict(rec["puzzle"], key) == ("no_deduction:too_big", "")
+        monkeypatch.undo()
+    assert built >= 2
+
+
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_a_deduction_with_one_claim_altered_is_refused_with_its_step_named(kind):
+    refused = 0
+    for rec in measure.records(kind, 1, 4, seed=27):
+        key = rec["choices"][rec["answer"]]
+        steps = write(rec["puzzle"], key)
+        at = next((i for i, s in enumerate(steps) if s.claims), None)
+        if at is None:
+            continue
+        wrong = ("not", steps[at].claims[0])  # the claim turned false: it holds in every arrangement
+        bad = steps[:at] + [replace(steps[at], claims=(wrong,) + steps[at].claims[1:])] + steps[at + 1:]
+        problems = check(rec["puzzle"], bad, key)
+        said = fact_text(rec["puzzle"], wrong)
+        assert any(p.startswith(f"step {at + 1} ({steps[at].text})") and f"claims '{said}'" in p
+                   for p in problems), problems
+        refused += 1
+    assert refused >= 2
+
+
+def test_a_seat_in_two_rows_is_the_row_and_the_end_its_words_name():
+    rec = measure.records("seating_parallel_rows", 1, 1, seed=27)[0]
+    puzzle, who = rec["puzzle"], rec["puzzle"]["people"][0]
+    board = LayoutBoard(puzzle)
+    north_west = board.holds(("row_pos", who, 1, "west", 1))  # the west end of the row facing north: its left end
+    assert north_west.any() and not north_west.all()
+    assert (north_west == (board.holds(("row", who, 1)) & board.holds(("lend", who)))).all()
+    assert fact_text(puzzle, ("row_pos", who, 0, "east", 2)) == f"{who} sits second from the east end of the row " \
+                                                                "facing south"
+    model = Model(puzzle)
+    table = csp.solve(model.problem, model.premises, keep=[model.seat[who]])
+    assert np.array_equal(np.unique(table.col(model.seat[who])), np.arange(len(puzzle["people"])))
+
+
+def test_left_and_right_are_counted_from_the_sitters_own_facing():
+    """At a round table where one sitter faces out, "second to X's left" is counted the other way round."""
+    puzzle = {"kind": "seating_mixed_facing", "people": ["Ana", "Ben", "Cy", "Dee", "Eli", "Fay"],
+              "facing": {"Ana": 1, "Ben": 0, "Cy": 1, "Dee": 1, "Eli": 1, "Fay": 1}, "groups": {},
+              "clues": [["left", "Ben", "Ana", 1], ["right", "Cy", "Ben", 1], ["opp", "Dee", "Ana"],
+                        ["left", "Eli", "Dee", 1]],
+              "question": ["who", "left", "Eli", 1]}
+    steps = write(puzzle, "Fay")
+    text = measure.deduction_text(steps)
+    assert check(puzzle, steps, "Fay") == [] and text.endswith("So Fay sits immediately to the left of Eli."), text
+    assert "By clue 2, Cy sits second to the left of Ana." in text, text  # Ben faces out: his right is Ana's left
+    assert "going round to Ana's left: Ben, Cy, Dee, Eli and Fay" in text, text
