@@ -45,8 +45,10 @@ def cache_root() -> Path:
 WRITER = "writer"  # the question writer's adapter name (runs/<run>/models/writer/): not an ensemble member
 REASONER = "reasoner"  # the reasoning A-agent's adapter ("reason, then the letter"): not an ensemble member
 REASONER_RL = "reasoner_rl"  # the reasoner after reinforcement (the rl section): not an ensemble member
-RESERVED = {WRITER: "the question writer (the writer section)", REASONER: "the reasoning A-agent (the reasoner section)"}
-AGENT_ADAPTERS = (*RESERVED, REASONER_RL)  # the agents' own adapters: loadable by name, never ensemble members
+RESERVED = {WRITER: "the question writer (the writer section)",  # the agents' adapters with a section of their own
+            REASONER: "the reasoning A-agent (the reasoner section)"}
+# the agents' own adapters, each with its owner: loadable by name, never ensemble members
+AGENT_ADAPTERS = {**RESERVED, REASONER_RL: "the reasoner after reinforcement (the rl section)"}
 ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
 MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
 
@@ -314,7 +316,7 @@ def check_complete(values: dict, where: Any) -> None:
         missing = [k for k in required_keys(AdapterSpec) if k not in spec]
         if missing:
             raise InputError(where, None, dotted, f"missing {', '.join(missing)}")
-    for name, owner in {**RESERVED, REASONER_RL: "the reasoner after reinforcement (the rl section)"}.items():
+    for name, owner in AGENT_ADAPTERS.items():
         if name in values["models"]:
             raise InputError(where, None, f"models.{name}", f"reserved for {owner}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -30,6 +31,11 @@ class InputError(ValueError):
         parts = [p for p in (self.path, f"record {where}" if where is not None else None,
                              f"field '{field}'" if field else None) if p]
         super().__init__(f"{': '.join(parts)}: {problem}" if parts else problem)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The file's SHA-256: which curriculum, prompts or adapter weights a checkpoint or a measurement is of."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _current_umask() -> int:

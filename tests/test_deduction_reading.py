@@ -6,10 +6,11 @@ import random
 import pytest
 
 from helpers import puzzles
+from helpers.puzzles import deduction
 from helpers.puzzles.deduction import reading
 from helpers.puzzles.deduction.measure import verdict
 
-COVERED = ("seating_linear", "seating_circular", "seating_attributes", "seating_rectangle")
+COVERED = deduction.KINDS  # every seating family
 
 
 def _written(kind: str, level: int, n: int, seed: int = 11) -> list[tuple[dict, str]]:

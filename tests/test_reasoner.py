@@ -5,6 +5,7 @@ model's own words returned; the A-agent in reason mode; the measurement and the 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import time
 from collections import Counter
@@ -14,7 +15,7 @@ import pytest
 from helpers import config, filters, puzzles
 from helpers.agents import build, reasoner
 from helpers.agents.answer import AnswerAgent
-from helpers.agents.stages import reasoner_data, reasoner_measure
+from helpers.agents.stages import reasoner_data, reasoner_measure, reasoner_train
 from helpers.config import REASONER, REASONER_RL
 from helpers.io import InputError
 from helpers.layout import RunLayout
@@ -333,12 +334,69 @@ def test_the_sign_test_is_exact():
     (_side(16, n=30), REASONER, "not significantly more"),  # beats letter-only, not the supervised reasoner
     (_side(20, n=30, collapsed=True), REASONER, "C on 85% of the puzzles (collapsed)"),
     (_side(20, n=30, p99=6.5), REASONER, "over the 6 s limit"),
-    (None, REASONER, "")])
+    (None, REASONER, "right alone on 6, wrong alone on 0, p 0.016")])  # the supervised reasoner's own decision
 def test_the_reinforced_reasoner_answers_only_when_it_beats_both_the_others(rl, member, why):
     report = {"letter": _side(8, n=30), "reason": _side(14, n=30), **({"rl": rl} if rl else {})}
     mode, got, text = reasoner_measure.justified_answer(report)
     assert (mode, got) == ("reason", member) and why in text
     assert reasoner_measure.measured(report) == ["letter", "reason"] + (["rl"] if rl else [])
+
+
+def test_a_reinforced_reasoner_that_beats_letter_only_answers_when_the_supervised_one_cannot():
+    report = {"letter": _side(8, n=30), "reason": _side(25, n=30, p99=7.0), "rl": _side(22, n=30)}
+    assert reasoner_measure.justified_answer(report)[:2] == ("reason", REASONER_RL)
+    report["rl"] = _side(9, n=30)  # and not when it does not beat letter-only either
+    assert reasoner_measure.justified_answer(report)[:2] == ("letter", REASONER)
+
+
+def _fake_adapter(path, data: bytes) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "adapter_config.json").write_text("{}")
+    (path / "adapter_model.safetensors").write_bytes(data)
+
+
+def test_the_measurement_names_each_reasoner_itself_and_only_a_current_reinforced_one(tmp_path, monkeypatch):
+    """After the reinforced reasoner won once, the selection names it: the measurement must still measure the
+    supervised reasoner as "reason" (not the selection's choice twice), and the reinforced one only while its
+    report's rl settings are the profile's."""
+    from types import SimpleNamespace
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    cfg = config.load_profile("smoke", "names")
+    lay = RunLayout.of(cfg)
+    for name in (REASONER, REASONER_RL):
+        _fake_adapter(lay.adapter_dir(name), name.encode())
+    lay.made(lay.agents_dir)
+    lay.rl_report.write_text(json.dumps({"params": {"rl": config.as_dict(cfg.rl)}}))
+    built = []
+    monkeypatch.setattr(build, "answer_agent", lambda model, tok, sel, agents, mode=None: built.append(
+        (mode, sel.get("reasoner") if mode == "reason" else None)))
+    monkeypatch.setattr(reasoner_measure, "measure", lambda agent, qs: _side(3, n=len(qs)))
+    model = SimpleNamespace(peft_config={REASONER: 1, REASONER_RL: 1})
+    sel = {"members": ["base"], "reasoner": REASONER_RL}
+    report = reasoner_train.measure_run(cfg, model=model, tokenizer=None, sel=sel)
+    assert built == [("letter", None), ("reason", REASONER), ("reason", REASONER_RL)] and "rl" in report
+    assert set(report["adapters_sha256"]) == {REASONER, REASONER_RL}
+    lay.rl_report.write_text(json.dumps({"params": {"rl": {**config.as_dict(cfg.rl), "beta": 0.5}}}))
+    built.clear()
+    assert "rl" not in reasoner_train.measure_run(cfg, model=model, tokenizer=None, sel=sel)
+    assert built == [("letter", None), ("reason", REASONER)]
+
+
+def test_auto_stops_trusting_a_reasoner_trained_again_after_its_measurement(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    cfg = config.load_profile("smoke", "again")
+    lay = RunLayout.of(cfg)
+    _fake_adapter(lay.adapter_dir(REASONER), b"first")
+    lay.made(lay.agents_dir)
+    report = {"letter": _side(5), "reason": _side(12), "params": reasoner_measure.measured_settings(cfg),
+              "adapters_sha256": {REASONER: hashlib.sha256(b"first").hexdigest()}}
+    mode, member, why = reasoner_measure.justified_answer(report)
+    lay.reasoner_report.write_text(json.dumps({**report, "justified_mode": mode, "reasoner_member": member,
+                                               "why": why}))
+    assert build.measured_answer(cfg)[:2] == ("reason", REASONER)
+    _fake_adapter(lay.adapter_dir(REASONER), b"second")
+    mode, member, why = build.measured_answer(cfg)
+    assert mode == "letter" and "trained again" in why
 
 
 def test_auto_uses_the_reinforced_reasoner_only_while_its_adapter_is_there(tmp_path, monkeypatch):

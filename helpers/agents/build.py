@@ -14,6 +14,7 @@ from helpers.agents.reasoner import Reasoner
 from helpers.agents.writer import ModelWriter
 from helpers.config import REASONER, WRITER
 from helpers.layout import RunLayout
+from helpers.models.adapters import adapter_sha256
 from helpers.models.members import missing_adapter_files
 
 
@@ -53,8 +54,9 @@ def measured_share(cfg: config.Profile) -> tuple[float, str]:
 def measured_answer(cfg: config.Profile) -> tuple[str, str, str]:
     """(answer mode, reasoner adapter, why) for a run: the mode set in the profile (with the supervised reasoner), or
     for "auto" what the reasoner's stage wrote into agents/reasoner.json (helpers.agents.stages.reasoner_train: the
-    supervised or the reinforced reasoner), trusted only while the chosen reasoner's adapter is there and every
-    setting the measurement recorded (the reasoner's, the rl section's, the answer budget's) is still the profile's."""
+    supervised or the reinforced reasoner), trusted only while the chosen reasoner's adapter is there, is the one
+    measured (its weights' sha256) and every setting the measurement recorded (the reasoner's, the rl section's, the
+    answer budget's) is still the profile's."""
     mode = cfg.agents.answer_mode
     if mode != "auto":
         return mode, REASONER, "set in the profile"
@@ -66,6 +68,10 @@ def measured_answer(cfg: config.Profile) -> tuple[str, str, str]:
     missing = missing_adapter_files(cfg, member)
     if missing:
         return "letter", REASONER, f"the measured reasoner's adapter is missing ({missing[0]})"
+    measured_sha = (report.get("adapters_sha256") or {}).get(member)
+    if measured_sha and measured_sha != adapter_sha256(RunLayout.of(cfg).adapter_dir(member)):
+        return "letter", REASONER, (f"{member}'s adapter was trained again after {path.name} measured it: run "
+                                    "notebook 08 again")
     if not _still_the_profiles(report.get("params") or {}, cfg):
         return "letter", REASONER, (f"{path.name} measured other reasoner, rl or answer-budget settings than the "
                                     "profile's: run notebook 08 again")

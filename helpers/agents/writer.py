@@ -27,6 +27,7 @@ GEN_DEFAULTS = {"temperature": 0.7, "top_p": 0.9, "repetition_penalty": 1.2, "ma
 # Stop sampling this long before the question's budget ends: the fallback puzzle needs ~10 ms and the
 # key check one forward pass, so 0.5 s is ample even on a busy CPU.
 RESERVE_S = 0.5
+PROOF = "_proof"  # a proven reply's (structured puzzle, key text) while the writer holds it; popped before it leaves
 MAX_EXPLANATION_WORDS = puzzles.MAX_EXPLANATION_WORDS  # an explanation stays under it (the rules: at most 100)
 _ANSWER = re.compile(r"^\s*(?:option\s+|answer\s*[:\-]?\s*)?[\(\[]?([A-Da-d])(?:[\)\]\.:,\s]|$)", re.IGNORECASE)
 # How far one attempt got, in order: a measurement counts the share that reached each (helpers.agents.writer_measure).
@@ -172,10 +173,10 @@ class ModelWriter:
 
     def _explain(self, question: dict, deadline: timing.Deadline) -> None:
         """The accepted question's explanation: the solver's (its checked deduction where one is written in the
-        time left, deduction.explanation), never the model's; counted by source."""
-        choices = [strip_prefix(c) for c in question["choices"]]
-        index, puzzle, _ = puzzles.prove_text(question["question"], choices)
-        text, how = deduction.explanation(puzzle, choices[index], seconds_left=deadline.left())
+        time left, deduction.explanation), never the model's; counted by source. The proof _checked kept is used
+        (and removed: it never leaves the writer)."""
+        puzzle, key = question.pop(PROOF)
+        text, how = deduction.explanation(puzzle, key, seconds_left=deadline.left())
         question["explanation"] = " ".join(text.split()[:MAX_EXPLANATION_WORDS - 1])
         self.explained[how] += 1
 
@@ -216,4 +217,5 @@ class ModelWriter:
             return None, f"off_topic:{puzzle['kind']}", 3
         if LETTERS4[index] != question["answer"]:
             return None, "key_not_proven", 3
+        question[PROOF] = (puzzle, choices[index])  # write() explains the question it keeps from this proof
         return question, None, 4

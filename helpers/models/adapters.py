@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from helpers.config import AdapterSpec
-from helpers.io import InputError
+from helpers.io import InputError, file_sha256
 from helpers.models.unsloth_api import call_checked, unsloth_peft_kwargs
 
 
@@ -87,7 +87,13 @@ def load_adapter_weights(model: Any, adapter_dir: str | Path) -> None:
 
 
 # A trained adapter folder: config + safetensors weights only (a pickled adapter_model.bin could run code on load).
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_FILES = ("adapter_config.json", ADAPTER_WEIGHTS)
+
+
+def adapter_sha256(adapter_dir: str | Path) -> str:
+    """The sha256 of an adapter folder's weights: which trained adapter a measurement or a checkpoint is of."""
+    return file_sha256(Path(adapter_dir) / ADAPTER_WEIGHTS)
 
 
 def missing_adapter_files(adapter_dir: str | Path) -> list[Path]:

@@ -54,8 +54,8 @@ def _trained_members(cfg: Profile, names: list[str], skip_missing: bool) -> tupl
                                                    f"(known: {', '.join(cfg.models)})")
         missing = [] if name == BASE else missing_adapter_files(cfg, name)
         if missing and not skip_missing:
-            raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained "
-                                                     f"(run {'notebook 08' if name in AGENT_ADAPTERS else 'notebooks 03-05'})")
+            where = "notebook 08" if name in AGENT_ADAPTERS else "notebooks 03-05"
+            raise InputError(missing[0], None, None, f"missing: adapter {name!r} is not trained (run {where})")
         if missing:
             skipped[name] = f"missing {missing[0]}"
         else:

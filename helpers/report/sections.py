@@ -13,6 +13,7 @@ from helpers.config import REASONER, REASONER_RL, WRITER
 from helpers.evaluate.metrics import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
+from helpers.puzzles.deduction import reading
 from helpers.report.render import Block
 
 # Adapter -> the notebook number that trains it: "03_train_model1_lora" trains model1_lora; 08 trains the agents' two.
@@ -371,22 +372,14 @@ def writer_section(ctx: Ctx, rep: dict) -> list[Block]:
 REASONERS = {"letter": "letter", "reason": "reason", "rl": "reason (reinforced)"}  # reasoner.json's answerers
 
 
-def _first_step(r: dict) -> str:
-    """ "3/20 (5 unreadable)": first steps proven true of those read, for a mode that reasons; "-" otherwise."""
-    counts = (r.get("first_step") or {}).get("all") or {}
-    if not counts:
-        return "-"
-    read = counts.get("valid", 0) + counts.get("invalid", 0)
-    return f"{counts.get('valid', 0)}/{read} ({counts.get('unreadable', 0)} unreadable)"
-
-
 def reasoner_section(ctx: Ctx, rep: dict) -> list[Block]:
     """agents/reasoner.json: letter-only against reasoning (the supervised and, when trained, the reinforced
     reasoner) on the same held-out puzzles, and the answer mode chosen."""
     modes = [m for m in REASONERS if m in rep]
     rows = [[REASONERS[m], f"{r['correct']}/{r['n']} ({pct(r['accuracy'])})", f"{pct(r['ci95'][0])}-{pct(r['ci95'][1])}",
              num(r["latency"]["p50_s"], 2), num(r["latency"]["p99_s"], 2), num(r["latency"]["limit_s"], 1),
-             pct(r["cut_share"]), num(r.get("tokens_mean"), 1), _first_step(r),
+             pct(r["cut_share"]), num(r.get("tokens_mean"), 1),
+             reading.summary((r.get("first_step") or {}).get("all") or {}) or "-",
              f"{r['favourite']['letter']} {pct(r['favourite']['share'])}", num(r["filter_failed"])]
             for m, r in ((m, rep[m]) for m in modes)]
     out: list[Block] = [("table", ["mode", "correct", "95% interval", "p50 s", "p99 s", "limit s", "cut",

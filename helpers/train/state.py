@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from helpers import layout
+from helpers.io import file_sha256
 from helpers.config import Profile, as_dict
 from helpers.models import load_adapter_weights
 from helpers.train import checkpoints as ckpt
 from helpers.train.replay import ReplayBuffer
 from helpers.train.schedule import lr_schedule, replay_schedule
 from helpers.train.world import is_main_process, world_size
-
-
-def file_sha256(path: Path) -> str:
-    """The file's SHA-256 (the curriculum a checkpoint was trained on)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run_fingerprint(cfg: Profile, name: str, curriculum_sha: str, world: int) -> dict:

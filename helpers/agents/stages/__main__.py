@@ -1,7 +1,8 @@
 """The writer's and the reasoner's stages from a shell: train the adapter, measure it, write the decision.
 
     python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON] [--no-resume]
-    python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only] [--no-resume]
+    python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
+        [--no-resume]
     python -m helpers.agents.stages rl --profile cpu [--run NAME] [--overrides JSON] [--no-resume]
 """
 

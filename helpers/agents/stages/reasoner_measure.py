@@ -43,8 +43,9 @@ def measured_settings(cfg: config.Profile) -> dict:
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
     """n solver-proven puzzles as the harness's questions (lettered choices, the key a letter) with their "kind",
-    "level" and structured "puzzle" (to read a reasoning's first step against: first_steps): every family x level in turn, the key letter moving on each round; drawn from their own seed stream, so
-    they are not the training chats' puzzles (the stream differs; a level-1 twin by chance is possible)."""
+    "level" and structured "puzzle" (to read a reasoning's first step against: first_steps): every family x level
+    in turn, the key letter moving on each round; drawn from their own seed stream, so they are not the training
+    chats' puzzles (the stream differs; a level-1 twin by chance is possible)."""
     rng, out = random.Random(f"reasoner-measure:{seed}"), []
     for i, (kind, level, target) in enumerate(puzzle_cycle(n, kinds, levels)):
         rec = puzzles.make_puzzle(kind, level, target, rng, {}, id=f"measure-{seed}-{i:04d}")
@@ -131,16 +132,18 @@ def paired(one: dict, other: dict) -> tuple[int, int]:
 
 
 def rl_earned(report: dict) -> tuple[bool, str]:
-    """Whether the reinforced reasoner ("rl", helpers.agents.stages.reasoner_rl) takes the supervised reasoner's
-    place: it must earn reasoning mode by the same rule against letter-only (justified_mode: filter, p99 under the
-    limit, no collapse, significantly more correct) and answer significantly more of the same puzzles correctly than
-    the supervised reasoner (sign test, p < MAX_P)."""
+    """Whether the reinforced reasoner ("rl", helpers.agents.stages.reasoner_rl) answers: it must earn reasoning mode
+    by the same rule against letter-only (justified_mode: filter, p99 under the limit, no collapse, significantly
+    more correct) and, when the supervised reasoner earns it too, answer significantly more of the same puzzles
+    correctly than the supervised one (sign test, p < MAX_P)."""
     rl, supervised = report.get("rl"), report.get("reason")
     if not rl:
         return False, "no reinforced reasoner was measured (rl.prompts 0, or its stage not run for this run)"
     mode, why = justified_mode({"letter": report.get("letter"), "reason": rl})
     if mode != "reason":
         return False, f"the reinforced reasoner against letter-only: {why}"
+    if justified_mode(report)[0] != "reason":  # the supervised reasoner does not earn it: letter-only is the rival
+        return True, f"the reinforced reasoner against letter-only (the supervised reasoner does not earn it): {why}"
     wins, losses = paired(rl, supervised)
     p = sign_test(wins, losses)
     said = (f"the reinforced reasoner answered {rl['correct']}/{rl['n']} against the supervised reasoner's "
@@ -190,15 +193,6 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
                       f"alone on {losses}, p {p:.3f}), p99 {p99:.2f} s")
 
 
-def _first_step_words(first: dict) -> str:
-    """", first step true 3 of 20 read (5 unreadable)" for a mode with reasoning, else ""."""
-    counts = first.get("all") or {}
-    read = counts.get("valid", 0) + counts.get("invalid", 0)
-    if not counts:
-        return ""
-    return f", first step true {counts.get('valid', 0)} of {read} read ({counts.get('unreadable', 0)} unreadable)"
-
-
 def measured(report: dict) -> list[str]:
     """The answerers a report measured: letter, reason, and "rl" (the reinforced reasoner) when it was."""
     return [*MODES, *(["rl"] if report.get("rl") else [])]
@@ -211,8 +205,9 @@ def describe(report: dict) -> str:
     for mode in measured(report):
         r = report[mode]
         lat, fav = r["latency"], r["favourite"]
+        first = reading.summary((r.get("first_step") or {}).get("all") or {})
         rows.append(f"[reasoner] {mode:>6}: {r['correct']}/{r['n']} correct ({r['accuracy']:.0%}, 95% "
                     f"{r['ci95'][0]:.0%}-{r['ci95'][1]:.0%}), p50 {lat['p50_s']:.2f} s p99 {lat['p99_s']:.2f} s of "
                     f"{lat['limit_s']:g} s, cut {r['cut_share']:.0%}, favourite {fav['letter']} {fav['share']:.0%}"
-                    + _first_step_words(r.get("first_step") or {}))
+                    + (f", first step true {first}" if first else ""))
     return "\n".join(rows + [f"[reasoner] {report['why']}"])

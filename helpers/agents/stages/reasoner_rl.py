@@ -171,20 +171,20 @@ def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
     """What a checkpoint must share with this run to be resumed: the rl settings (but steps and save_steps: a run may
     be resumed for more steps) and the token budget they give, the model settings (base, dtype, 4-bit, ...), the
     seed, the prompts and the starting adapter (its weights' hash)."""
-    import hashlib
+    from helpers.models.adapters import adapter_sha256
     lay = RunLayout.of(cfg)
-    weights = lay.adapter_dir(REASONER) / "adapter_model.safetensors"
-    start_sha = hashlib.sha256(weights.read_bytes()).hexdigest() if start["from"] == "supervised" else "fresh"
+    start_sha = adapter_sha256(lay.adapter_dir(REASONER)) if start["from"] == "supervised" else "fresh"
     rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
     return {**rl, "token_budget": token_budget(cfg), "model": config.as_dict(cfg.model), "seed": cfg.seed,
             "start": start_sha, "adapter": config.as_dict(cfg.reasoner.adapter),
             "target_modules": list(cfg.train.target_modules),
-            "prompts_sha256": hashlib.sha256(prompts.read_bytes()).hexdigest()}
+            "prompts_sha256": io.file_sha256(prompts)}
 
 
 def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, dict] | None:
-    """(checkpoint dir, latest.json) to resume from, or None (resume=False clears the folder's outputs first). A
-    checkpoint of other settings is refused, naming them."""
+    """(checkpoint dir, latest.json) to resume from, or None (resume=False clears the folder's outputs first; so does
+    a checkpoint that started from another supervised reasoner, one retrained since). A checkpoint of other settings
+    is refused, naming them."""
     from helpers import layout
     from helpers.train import checkpoints as ckpt
     if not resume:
@@ -195,6 +195,10 @@ def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, d
         return None
     latest = io.read_json(out_dir / ckpt.LATEST)
     diff = ckpt.fingerprint_diff(latest.get("fingerprint", {}), ckpt.to_jsonable(fingerprint))
+    if diff == ["start"]:  # the supervised reasoner was trained again: GRPO starts over from the new one
+        print(f"[rl] {found[0]} started from another supervised reasoner: starting over from the current one")
+        ckpt.clear_outputs(out_dir)
+        return None
     if diff:
         raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): run with resume=False "
                          "to start over, or restore them")

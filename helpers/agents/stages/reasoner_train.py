@@ -44,6 +44,15 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, progress: 
                              resume=resume)
 
 
+def rl_is_current(cfg: config.Profile, model: Any) -> bool:
+    """Whether the reinforced reasoner is loaded and is the profile's: rl.prompts > 0 and its report's rl settings
+    are the profile's (an adapter left from other settings is not measured)."""
+    lay = RunLayout.of(cfg)
+    if cfg.rl.prompts <= 0 or REASONER_RL not in getattr(model, "peft_config", {}) or not lay.rl_report.exists():
+        return False
+    return (io.read_json(lay.rl_report).get("params") or {}).get("rl") == config.as_dict(cfg.rl)
+
+
 def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
                 recommendation: dict | None = None) -> dict:
     """Letter-only (the A-agent's selection) against reasoning (the reasoner), and the reinforced reasoner when its
@@ -64,15 +73,17 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
     lay = RunLayout.of(cfg)
     training = io.read_jsonl(lay.reasoner_data) if lay.reasoner_data.exists() else []
     wordings = reasoner_measure.mark_wordings(questions, training) if training else Counter()
-    report = {mode: reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, agents, mode=mode), questions)
-              for mode in reasoner_measure.MODES}
-    if REASONER_RL in getattr(model, "peft_config", {}):  # the reinforced reasoner, on the same puzzles
-        rl_sel = {**sel, "reasoner": REASONER_RL}
-        report["rl"] = reasoner_measure.measure(build.answer_agent(model, tokenizer, rl_sel, agents, mode="reason"),
-                                                questions)
+    from helpers.models.adapters import adapter_sha256
+    reasoners = {"reason": REASONER} | ({"rl": REASONER_RL} if rl_is_current(cfg, model) else {})
+    report = {"letter": reasoner_measure.measure(build.answer_agent(model, tokenizer, sel, agents, mode="letter"),
+                                                 questions)}
+    for name, member in reasoners.items():  # each reasoner named here, never the selection's earlier choice
+        agent = build.answer_agent(model, tokenizer, {**sel, "reasoner": member}, agents, mode="reason")
+        report[name] = reasoner_measure.measure(agent, questions)
     mode, member, why = reasoner_measure.justified_answer(report)
     report.update(justified_mode=mode, reasoner_member=member, why=f"answer_mode {mode}: {why}",
-                  letter_members=sel["members"])
+                  letter_members=sel["members"],
+                  adapters_sha256={m: adapter_sha256(lay.adapter_dir(m)) for m in reasoners.values()})
     report["wordings"] = dict(wordings)  # held-out puzzles whose wording the chats never used ("new") and the rest
     if lay.reasoner_data_counts.exists():
         report["training_chats"] = io.read_json(lay.reasoner_data_counts)

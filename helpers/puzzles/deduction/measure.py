@@ -42,13 +42,16 @@ def verdict(puzzle: dict, key: str) -> tuple[str, str]:
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None) -> tuple[str, str]:
     """(the explanation a question carries, where it came from): the puzzle's checked deduction, under LIMIT words
     ("deduction"), else the solver's own text (catalogue.explain: a seating puzzle's count over every seating,
-    "count:<why no deduction>"; a blood-relation puzzle's unchecked chain of links, "links:<why>"). A seating
-    deduction is tried only with at least WRITE_RESERVE_S left (a big board can take a second or two), else
-    "count:no_time"."""
+    "count:<why no deduction>", "count:error:<type>" when writing or checking raised; a blood-relation puzzle's
+    unchecked chain of links, "links:<why>"). A seating deduction is tried only with at least WRITE_RESERVE_S left
+    (a big board can take a second or two on a busy CPU), else "count:no_time"."""
     seating = puzzle["kind"] in SEATING
     if seating and seconds_left is not None and seconds_left < WRITE_RESERVE_S:
         return catalogue.explain(puzzle, key), "count:no_time"
-    outcome, text = verdict(puzzle, key)
+    try:
+        outcome, text = verdict(puzzle, key)
+    except Exception as exc:  # noqa: BLE001 - the question is proven already; its explanation may fall back, counted
+        outcome, text = f"error:{type(exc).__name__}", ""
     if outcome == "ok" and len(text.split()) >= LIMIT:  # a record's explanation stays under it (catalogue.verify)
         outcome = "over_budget"
     if outcome == "ok":

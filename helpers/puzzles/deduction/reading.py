@@ -51,14 +51,17 @@ def _candidate_facts(puzzle: dict) -> list[tuple]:
 
 
 def _seat_facts(puzzle: dict) -> list[tuple]:
-    """The seats and links a deduction states (deduction.writer's Board.seat_fact / rel_fact) over every token,
-    whether or not the kind's clues use that type."""
+    """The seats and links a deduction states (deduction.board's and deduction.layouts' seat and link facts) over
+    every token, both ways round, whether or not the kind's clues use that type."""
     toks, n = tokens(puzzle), len(puzzle["people"])
     pairs = [(x, y) for x in toks for y in toks if x != y]
+    facing = [("faces", x, y) for x, y in pairs] + [("faces_rel", x, y, rel, k) for x, y in pairs
+                                                     for rel in ("left", "right") for k in range(1, n)]
     return ([("pos", x, side, k) for x in toks for side in ("west", "east") for k in range(1, n + 1)]
             + [("end", x) for x in puzzle["people"]] + [("opp", x, y) for x, y in pairs]
             + [("same", x, y) for x, y in pairs]
-            + [(rel, x, y, k) for x, y in pairs for rel in ("left", "right") for k in range(1, n)])
+            + [(rel, x, y, k) for x, y in pairs for rel in ("left", "right") for k in range(1, n)]
+            + (facing if puzzle["kind"] == "seating_parallel_rows" else []))
 
 
 def fact_table(puzzle: dict) -> dict[str, tuple]:
@@ -141,7 +144,18 @@ def _link_verdict(puzzle: dict, sentence: str) -> str:
     if step is None:
         return "unreadable"
     problems = kinship.check_kinship(puzzle, [step])
-    return "invalid" if any(p.startswith("step 1 ") for p in problems) else "valid"
+    if any(p.startswith("step 1 ") for p in problems):
+        return "invalid"
+    # a one-step reading always lacks the conclusion; any other problem is the puzzle's, and proves nothing
+    return "valid" if all(p.startswith(("the last step", "no step claims")) for p in problems) else "unreadable"
+
+
+def summary(counts: dict) -> str:
+    """ "3/20 (5 unreadable)": first steps proven true of those read, from first_step's counts; "" for none."""
+    if not counts:
+        return ""
+    read = counts.get("valid", 0) + counts.get("invalid", 0)
+    return f"{counts.get('valid', 0)}/{read} ({counts.get('unreadable', 0)} unreadable)"
 
 
 def first_step(puzzle: dict, reasoning: str) -> str:

@@ -17,11 +17,11 @@ import numpy as np
 from helpers.puzzles import csp
 from helpers.puzzles.seating import classic
 from helpers.puzzles.seating.solver import Model
-from helpers.puzzles.seating.text import KINDS as LAYOUTS
+from helpers.puzzles.seating.text import KINDS as TEXT_KINDS
 
 CLASSIC = ("seating_linear", "seating_circular")
 WRITTEN = ("seating_attributes", "seating_rectangle")  # the layouts families the writer covers too
-SEATING = CLASSIC + LAYOUTS  # every seating family: the ones the checker reads
+SEATING = CLASSIC + TEXT_KINDS  # every seating family (the classic two and the text-built six): the checker reads all
 
 
 @dataclass(frozen=True)
