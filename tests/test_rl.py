@@ -344,3 +344,27 @@ def test_the_memory_estimate_follows_the_profile_and_knows_no_tiny_model():
     assert more["peak_gib"] > est["peak_gib"]
     assert reasoner_rl.memory_estimate(config.load_profile("smoke"), dtype="fp32", grad_checkpointing=False,
                                        backend="transformers") is None
+
+
+def test_the_reward_curves_are_drawn_live_from_the_logged_steps(monkeypatch):
+    """In a notebook the stage redraws its own curves (rewards, loss and KL, seconds) as each step is logged."""
+    from helpers.train import telemetry
+    import IPython.display as disp
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append("update")
+
+    monkeypatch.setattr(disp, "display", lambda obj, display_id=False: shown.append("display") or Handle())
+    drawn = []
+
+    def draw(rows, title):
+        drawn.append(len(rows))
+        return reasoner_rl.steps_figure(rows, title)
+
+    live = telemetry.LivePlot(every_s=0.0, enabled=True, draw=draw)
+    rows = [{"step": s, "seconds": 1.0, "loss": 0.1, "kl": 0.0, **{f"rewards/{n}/mean": 0.5 for n in rewards.REWARDS}}
+            for s in (1, 2)]
+    assert live.update(rows[:1]) and live.update(rows)
+    assert drawn == [1, 2] and shown == ["display", "update"]

@@ -13,7 +13,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 GIB = 1024 ** 3
 FIELDS = ("time", "wall_s", "chunk", "step", "global_step", "epoch", "loss", "learning_rate", "grad_norm",
@@ -190,10 +190,13 @@ def figure_png(fig) -> bytes:
 
 
 class LivePlot:
-    """Redraws plot_metrics in place in Jupyter (one display handle), at most every `every_s` seconds."""
+    """Redraws a figure of the records in place in Jupyter (one display handle), at most every `every_s` seconds:
+    plot_metrics (the loss curves) unless `draw(records, title) -> Figure` is given (the RL stage's rewards)."""
 
-    def __init__(self, title: str = "", every_s: float = 2.0, enabled: bool | None = None):
+    def __init__(self, title: str = "", every_s: float = 2.0, enabled: bool | None = None,
+                 draw: Callable[[list[dict], str], Any] | None = None):
         self.title, self.every_s = title, every_s
+        self.draw = draw or (lambda records, title: plot_metrics(records, title=title))
         self.enabled = (in_notebook() and not headless()) if enabled is None else enabled
         self._handle = None
         self._last = 0.0
@@ -204,7 +207,7 @@ class LivePlot:
         if not self.enabled or not records or (not force and time.time() - self._last < self.every_s):
             return False
         from IPython.display import Image, display
-        image = Image(data=figure_png(plot_metrics(records, title=self.title)))
+        image = Image(data=figure_png(self.draw(records, self.title)))
         if self._handle is None:
             self._handle = display(image, display_id=True)
         else:

@@ -206,9 +206,10 @@ def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, d
     return found[0], latest
 
 
-def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict) -> Any:
+def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict, live: Any = None) -> Any:
     """A TrainerCallback: each logged step's rewards and losses appended to models/reasoner_rl/metrics.jsonl with its
-    seconds; after each checkpoint is whole, latest.json pointed at it (with the fingerprint and the reward counts)."""
+    seconds (and the curves redrawn by `live`, a telemetry.LivePlot, in a notebook); after each checkpoint is whole,
+    latest.json pointed at it (with the fingerprint and the reward counts)."""
     from transformers import TrainerCallback
 
     from helpers import layout
@@ -235,6 +236,8 @@ def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict) -> A
             with open(self.metrics, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row) + "\n")
             self.lines += 1
+            if live is not None:
+                live.update(io.read_jsonl(self.metrics))
 
         def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             path = Path(args.output_dir) / f"checkpoint-{state.global_step}"
@@ -269,9 +272,17 @@ def reward_curve(rows: list[dict]) -> dict:
 
 
 def plot_steps(rows: list[dict], path: Path, title: str = "") -> Path | None:
-    """The run's curves as a PNG (no pyplot: headless-safe): each reward's mean, the loss and KL, seconds per step."""
+    """The run's curves as a PNG (steps_figure), or None before any step."""
     if not rows:
         return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    steps_figure(rows, title).savefig(path, dpi=100)
+    return path
+
+
+def steps_figure(rows: list[dict], title: str = "") -> Any:
+    """The run's curves (no pyplot: headless-safe): each reward's mean, the loss and KL, seconds per step; drawn live
+    in a notebook as the steps come (telemetry.LivePlot) and saved at the end (plot_steps)."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(13, 3.6), layout="constrained")
     ax_r, ax_l, ax_s = fig.subplots(1, 3)
@@ -288,9 +299,7 @@ def plot_steps(rows: list[dict], path: Path, title: str = "") -> Path | None:
     ax_s.set(title="seconds per step (generation included)", xlabel="step", ylabel="s")
     if title:
         fig.suptitle(title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
+    return fig
 
 
 def kl_reference(model: Any, beta: float) -> str:
@@ -362,7 +371,9 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     from trl import GRPOConfig, GRPOTrainer
     kwargs, dropped = grpo_config_kwargs(wanted_args(cfg, info, end_of_turn_ids(tokenizer, REASONER_SYSTEM),
                                                      quiet=quiet), accepted_fields(GRPOConfig))
-    log = step_logger(out_dir, book, fingerprint)
+    from helpers.train.telemetry import LivePlot
+    live = LivePlot(title=f"{REASONER_RL} (GRPO, {cfg.run})", draw=steps_figure)
+    log = step_logger(out_dir, book, fingerprint, live)
     trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=GRPOConfig(**kwargs),
                           train_dataset=Dataset.from_list(io.read_jsonl(prompts)), processing_class=tokenizer,
                           callbacks=[log])
