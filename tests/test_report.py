@@ -139,6 +139,8 @@ def make_run(run: Path) -> Path:
                     "last": {"correct": 0.375, "format": 0.75, "length": 0.1}},
         "rewards_overall": {"correct": 0.3, "format": 0.6, "length": 0.0},
         "rewards_by_kind": {"family": {"correct": 0.4, "format": 0.7, "length": 0.2}},
+        "rewards_by_kind_half": {"family": {"first": {"correct": 0.25, "format": 0.6, "length": 0.1},
+                                            "last": {"correct": 0.5, "format": 0.8, "length": 0.3}}},
         "plot": "models/reasoner_rl/training.png"})
     _png(run / "models" / "reasoner_rl" / "training.png")
     return run
@@ -329,7 +331,8 @@ def test_the_reinforcement_section_shows_each_reward_first_and_last(tmp_path):
     assert "20 GRPO steps from the supervised reasoner, 31.50 s a step" in md and "token budget 27" in md
     table = table_after(md, "## Reasoner reinforcement (GRPO)")
     assert row(table, "correct")[1:] == ["0.250", "0.375", "0.300"] and row(table, "length")[1:3] == ["-0.200", "0.100"]
-    assert table_after(md, "## Reasoner reinforcement (GRPO)", 1)[-1] == ["family", "0.400", "0.700", "0.200"]
+    assert table_after(md, "## Reasoner reinforcement (GRPO)", 1)[-1] == ["family", "0.250 to 0.500", "0.600 to 0.800",
+                                                                          "0.100 to 0.300"]
     assert "models/reasoner_rl/training.png" in md and "## Models" in md
     assert "reasoner_rl:" not in md.split("## Models", 1)[1].split("\n## ", 1)[0]  # not an ensemble model
 

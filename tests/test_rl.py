@@ -59,6 +59,18 @@ def test_rewards_are_also_kept_per_puzzle_family():
     assert again.means_by_kind() == book.means_by_kind() and again.means() == book.means()
 
 
+def test_each_familys_rewards_are_kept_for_each_half_of_the_run():
+    funcs, book = rewards.make_rewards(Words(), 10)
+    book.half = 2  # the first two completions scored are the run's first half
+    funcs[0](prompts=[None] * 4, completions=["Answer: B", "Answer: A", "Answer: A", "Answer: A"], key=["A"] * 4,
+             kind=["family", "family", "family", "seating_linear"])
+    assert book.means_by_half() == {"family": {"first": {"correct": 0.5}, "last": {"correct": 1.0}},
+                                    "seating_linear": {"last": {"correct": 1.0}}}
+    again = rewards.RewardBook()
+    again.restore(json.loads(json.dumps(book.state())))
+    assert again.means_by_half() == book.means_by_half()
+
+
 def test_the_letter_is_read_after_the_first_mark_as_the_reasoner_reads_it():
     assert rewards.answer_letter(f"x\n{ANSWER_MARK} **D**") == "D"
     assert rewards.answer_letter(f"{ANSWER_MARK} (A) Hari") == "A"

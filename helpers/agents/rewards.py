@@ -31,29 +31,38 @@ SAMPLES_KEPT = 64  # completions kept (id, letter, key, rewards) for the stage's
 _LETTER = re.compile(r"^\s*[*(\[]*\s*([A-J])(?![A-Za-z0-9])")  # "Answer: B", "Answer: **B**", "Answer: (B) Hari"
 
 
-COUNTERS = ("calls", "scored", "reasons", "sums", "kind_scored", "kind_sums")  # what a checkpoint keeps of a book
+COUNTERS = ("calls", "scored", "reasons", "sums", "kind_scored", "kind_sums", "half_scored", "half_sums")  # kept
 
 
 @dataclass
 class RewardBook:
     """What the rewards saw: calls and completions per reward, zeros by reason, the sum of each reward (overall and
-    per puzzle family, "<kind>/<reward>"), and the last SAMPLES_KEPT scored completions (for the report: the letters
-    read and the keys they were held against)."""
+    per puzzle family, "<kind>/<reward>"; and per family in each half of the run, "<half>/<kind>/<reward>", when
+    `half` says how many completions the first half scores), and the last SAMPLES_KEPT scored completions (for the
+    report: the letters read and the keys they were held against)."""
     calls: Counter = field(default_factory=Counter)
     scored: Counter = field(default_factory=Counter)
     reasons: Counter = field(default_factory=Counter)
     sums: Counter = field(default_factory=Counter)
     kind_scored: Counter = field(default_factory=Counter)
     kind_sums: Counter = field(default_factory=Counter)
+    half_scored: Counter = field(default_factory=Counter)
+    half_sums: Counter = field(default_factory=Counter)
     samples: list = field(default_factory=list)
+    half: int = 0  # completions in the run's first half (0: no halves kept)
 
     def add(self, name: str, value: float, kind: Any) -> None:
-        """One completion's reward `name`, counted overall and under its family (when the row names one)."""
+        """One completion's reward `name`, counted overall and under its family (when the row names one), and under
+        the half of the run it falls in."""
         self.scored[name] += 1
         self.sums[name] += value
         if isinstance(kind, str):
             self.kind_scored[f"{kind}/{name}"] += 1
             self.kind_sums[f"{kind}/{name}"] += value
+            if self.half:
+                at = f"{'first' if self.scored[name] <= self.half else 'last'}/{kind}/{name}"
+                self.half_scored[at] += 1
+                self.half_sums[at] += value
 
     def means(self) -> dict:
         """Each reward's mean over every completion it scored (None before any)."""
@@ -65,6 +74,15 @@ class RewardBook:
         for key, n in sorted(self.kind_scored.items()):
             kind, name = key.rsplit("/", 1)
             out.setdefault(kind, {})[name] = round(self.kind_sums[key] / n, 4)
+        return out
+
+    def means_by_half(self) -> dict:
+        """{family: {"first": {reward: mean}, "last": {reward: mean}}}: each family's rewards in the run's first half
+        and in its second (before and after most of the learning)."""
+        out: dict = {}
+        for key, n in sorted(self.half_scored.items()):
+            half, kind, name = key.split("/", 2)
+            out.setdefault(kind, {}).setdefault(half, {})[name] = round(self.half_sums[key] / n, 4)
         return out
 
     def state(self) -> dict:

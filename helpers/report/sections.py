@@ -400,9 +400,17 @@ def reasoner_section(ctx: Ctx, rep: dict) -> list[Block]:
     return out
 
 
+def _halves(rep: dict, kind: str, name: str) -> str:
+    """ "0.250 to 0.375": a family's reward in the run's first and second half; the whole run's when no halves."""
+    halves = (rep.get("rewards_by_kind_half") or {}).get(kind) or {}
+    if not halves:
+        return num((rep.get("rewards_by_kind") or {}).get(kind, {}).get(name), 3)
+    return f"{num((halves.get('first') or {}).get(name), 3)} to {num((halves.get('last') or {}).get(name), 3)}"
+
+
 def rl_section(ctx: Ctx, rep: dict) -> list[Block]:
     """agents/reasoner_rl.json: the reinforcement stage's steps, seconds a step, each reward at its first and last
-    logged step and per family over the run, zero rewards by reason, and its curves."""
+    logged step and per family in the run's first and second half, zero rewards by reason, and its curves."""
     curve = rep.get("rewards") or {}
     first, last = curve.get("first") or {}, curve.get("last") or {}
     rewards = list(first)
@@ -414,8 +422,8 @@ def rl_section(ctx: Ctx, rep: dict) -> list[Block]:
         ("table", ["reward", "first step", "last step", "whole run"],
          [[n, num(first.get(n), 3), num(last.get(n), 3), num((rep.get("rewards_overall") or {}).get(n), 3)]
           for n in rewards]),
-        ("table", ["family"] + rewards, [[k] + [num(v.get(n), 3) for n in rewards]
-                                         for k, v in (rep.get("rewards_by_kind") or {}).items()])]
+        ("table", ["family (first half to second half of the run)"] + rewards,
+         [[k] + [_halves(rep, k, n) for n in rewards] for k in (rep.get("rewards_by_kind") or {})])]
     if rep.get("plot"):
         out.append(plot(ctx, rep["plot"], "reinforcement curves"))
     return out

@@ -325,6 +325,7 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
             "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
             "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(),
+            "rewards_by_kind_half": book.means_by_half(),
             "zero_reasons": dict(sorted(book.reasons.items())),
             "seconds_per_step": round(sum(seconds) / len(seconds), 3) if seconds else None,
             "wall_seconds": round(time.time() - t0, 2), "per_step": rows, "samples": book.samples[-16:],
@@ -365,6 +366,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     found = find_resume(out_dir, fingerprint, resume)
     apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
     funcs, book = rewards.make_rewards(tokenizer, token_budget(cfg))
+    book.half = cfg.rl.steps * cfg.rl.prompts_per_step * cfg.rl.num_generations // 2  # completions in half the run
     if found:
         book.restore(found[1].get("rewards", {}))
     from datasets import Dataset
