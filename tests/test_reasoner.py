@@ -503,3 +503,11 @@ def test_every_stage_command_can_start_over(stage):
     out = subprocess.run([sys.executable, "-m", "helpers.agents.stages", stage, "--help"], capture_output=True,
                          text=True, check=True).stdout
     assert "--no-resume" in out
+
+
+def test_measuring_only_and_starting_over_together_is_refused():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "helpers.agents.stages", "reasoner", "--measure-only", "--no-resume"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "give one" in done.stderr

@@ -59,6 +59,10 @@ def run_rl(cfg: config.Profile, rec: dict, *, resume: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Command line: `writer`, `reasoner` or `rl`, then the profile and run."""
     args = parse(argv)
+    if getattr(args, "measure_only", False) and args.no_resume:
+        print(f"{args.stage}: --no-resume starts training over, and --measure-only trains nothing: give one",
+              file=sys.stderr)
+        return 2
     try:
         cfg = config.load_profile(args.profile, args.run, json.loads(args.overrides or "{}"))
         rec = env.read_recommendation(cfg)

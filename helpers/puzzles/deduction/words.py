@@ -87,9 +87,9 @@ def layout_answer(puzzle: dict, key: str) -> str:
         return f"no one sits between {q[1]} and {q[2]}" if k == 0 else \
             f"exactly {k} {'person sits' if k == 1 else 'people sit'} between {q[1]} and {q[2]}"
     if q[0] == "count_face":
-        return f"{key} of them face {text._dir_word(puzzle, q[1])}"
+        return f"{key} of them face {text.dir_word(puzzle, q[1])}"
     if q[0] == "at_end":
-        return f"{key} sits at the extreme {q[2]} end of the row facing {text._dir_word(puzzle, q[1])}"
+        return f"{key} sits at the extreme {q[2]} end of the row facing {text.dir_word(puzzle, q[1])}"
     if q[0] == "at_pos":
         return fact_text(puzzle, ("pos", key, q[1], q[2]))
     return f"the answer is {key}"

@@ -98,7 +98,7 @@ def _side(rel: str, k: int, x: str, variant: int) -> str:
     return (f"{ORD[k]} to the {rel} of {x}", f"{NUM[k]} seats to {x}'s {rel}", f"{ORD[k]} to {x}'s {rel}")[variant % 3]
 
 
-def _dir_word(puzzle: dict, f: int) -> str:
+def dir_word(puzzle: dict, f: int) -> str:
     """A facing value in words for the puzzle's layout."""
     if puzzle["kind"] in ("seating_mixed_facing", "seating_square"):
         return "the centre" if f else "outward"
@@ -131,7 +131,7 @@ def clue_variants(puzzle: dict, clue: list) -> list[str]:
         return [f"{A} {verb}.", f"{noun} is {no}{_comp(puzzle, clue[1])}.",
                 f"It is {no}{a} who {g['pred'].format(v=clue[2])}."]
     if t in ("face", "row"):
-        d = _dir_word(puzzle, clue[2])
+        d = dir_word(puzzle, clue[2])
         if t == "row":
             return [f"{A} faces {d}.", f"{A} sits in the row facing {d}.", f"{A} is in the row that faces {d}."]
         return [f"{A} faces {d}.", f"{A} sits facing {d}.", f"{A} is facing {d}."]
@@ -262,7 +262,7 @@ def question_variants(puzzle: dict) -> list[str]:
     if q[0] == "who":
         return _who_variants(puzzle, q[1], q[2], q[3])
     if q[0] == "at_end":
-        d = _dir_word(puzzle, q[1])
+        d = dir_word(puzzle, q[1])
         return [f"Who sits at the extreme {q[2]} end of the row facing {d}?",
                 f"In the row facing {d}, who sits at the extreme {q[2]} end?",
                 f"Who is at the far {q[2]} end of the row that faces {d}?"]
@@ -281,7 +281,7 @@ def question_variants(puzzle: dict) -> list[str]:
         return [f"Where does {x} sit relative to {y}?", f"Where is {x} seated in relation to {y}?",
                 f"Which seat does {x} take, counted from {y}?"]
     if q[0] == "count_face":
-        d = _dir_word(puzzle, q[1])
+        d = dir_word(puzzle, q[1])
         return [f"How many people face {d}?", f"How many of them face {d}?", f"How many sitters face {d}?"]
     return list(STATEMENT_QUESTIONS)
 
