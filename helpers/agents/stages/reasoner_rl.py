@@ -218,7 +218,7 @@ def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict, live
     class StepLog(TrainerCallback):
         def __init__(self) -> None:
             self.metrics, self.seconds, self.t = out_dir / layout.METRICS, [], None
-            self.lines = len(io.read_jsonl(self.metrics)) if self.metrics.exists() else 0
+            self.rows = io.read_jsonl(self.metrics) if self.metrics.exists() else []  # a resumed run's steps before
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t = time.perf_counter()
@@ -235,16 +235,16 @@ def step_logger(out_dir: Path, book: rewards.RewardBook, fingerprint: dict, live
                         if v is not None and (k in LOGGED or k.startswith("rewards/"))})
             with open(self.metrics, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row) + "\n")
-            self.lines += 1
+            self.rows.append(row)
             if live is not None:
-                live.update(io.read_jsonl(self.metrics))
+                live.update(self.rows)
 
         def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             path = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             io.write_json(out_dir / ckpt.LATEST, {
                 "step": state.global_step, "path": path.relative_to(out_dir).as_posix(),
                 "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "fingerprint": ckpt.to_jsonable(fingerprint),
-                "metrics_lines": self.lines, "rewards": book.state()})
+                "metrics_lines": len(self.rows), "rewards": book.state()})
 
     return StepLog()
 
