@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
@@ -92,8 +93,17 @@ ADAPTER_FILES = ("adapter_config.json", ADAPTER_WEIGHTS)
 
 
 def adapter_sha256(adapter_dir: str | Path) -> str:
-    """The sha256 of an adapter folder's weights: which trained adapter a measurement or a checkpoint is of."""
-    return file_sha256(Path(adapter_dir) / ADAPTER_WEIGHTS)
+    """The sha256 of an adapter folder's weights: which trained adapter a measurement or a checkpoint is of (read
+    once per version of the file: a 72B adapter's weights are a gigabyte, and the answer mode asks several times)."""
+    path = Path(adapter_dir) / ADAPTER_WEIGHTS
+    stat = path.stat()
+    return _weights_sha256(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _weights_sha256(path: str, mtime_ns: int, size: int) -> str:
+    """file_sha256 of one version (path, modification time, size) of a weights file."""
+    return file_sha256(path)
 
 
 def missing_adapter_files(adapter_dir: str | Path) -> list[Path]:
