@@ -152,7 +152,7 @@ test-fast: setup
 # pyproject.toml's [tool.mypy] (a name that changes type between cells, a name read before the cell that sets it or set
 # on one branch only, a call with a keyword its function lacks); then the checker's own test, also in make test's static
 # tier: the notebooks pass, and notebook 00 broken four ways (its old verdict bug among them) fails where it should.
-# Needs only the venv (no model, no run). About 15 s cold, 10 s warm on 2 cores (docs/testing.md).
+# Needs only the venv (no model, no run). 19-25 s cold, 13-16 s warm on 2 shared cores (docs/testing.md).
 typecheck: $(STAMP)
 	$(PY) -m nbqa mypy notebooks --no-color-output
 	$(PY) -m pytest -q tests/test_notebooks_typecheck.py
