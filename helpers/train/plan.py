@@ -81,8 +81,9 @@ def from_sources(cfg: Profile, sizes: list[SourceSize] | None = None) -> dict:
 
 
 def _h(value: float) -> str:
-    """Hours as a person reads them: minutes under an hour."""
-    return f"{value * 60:.0f} min" if value < 1 else f"{value:.1f} h"
+    """Hours as a person reads them: minutes under an hour (tenths under ten minutes)."""
+    minutes = value * 60
+    return f"{value:.1f} h" if value >= 1 else f"{minutes:.0f} min" if minutes >= 10 else f"{minutes:.1f} min"
 
 
 def describe(plan: dict) -> list[str]:
