@@ -6,7 +6,11 @@ reasoner adapter: the adapter moves, the rewards are the solver's, the report is
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from helpers.records import LETTERS
 from _tiny import cpu_recommendation, one_torch_thread, tiny_model_dir
 
 _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Words:
@@ -342,6 +347,45 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert more["completions_scored"] == 3 * cfg.rl.prompts_per_step * cfg.rl.num_generations
     with pytest.raises(ValueError, match="rl.beta"):  # a checkpoint of other settings is never resumed
         reasoner_rl.train(config.with_overrides(cfg, {"rl.beta": 0.0}), recommendation=cpu_recommendation())
+
+
+def _fake_unsloth(folder: Path, record: Path) -> Path:
+    """A package named unsloth that records, when imported, which of trl/transformers/peft were already imported and
+    where Unsloth would write its compiled code, then fails as Unsloth does without its stack (no GPU here)."""
+    pkg = folder / "unsloth"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import json, os, sys\n"
+        "seen = {'before': [m for m in ('trl', 'transformers', 'peft') if m in sys.modules],\n"
+        "        'compile_location': os.environ.get('UNSLOTH_COMPILE_LOCATION')}\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(seen))\n"
+        "raise ImportError('a stand-in for unsloth: no GPU here')\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("entry", ["train", "blocker"])
+def test_on_unsloth_the_stage_imports_it_before_trl_transformers_and_peft(tmp_path, entry):
+    """Unsloth patches trl, transformers and peft when it is imported, so it must come first. A fresh interpreter runs
+    the stage (train, or notebook 08's grpo_blocker check before it) on a profile whose backend is Unsloth, with a
+    stand-in unsloth that records what was imported before it, as far as the stage goes without a GPU."""
+    record = tmp_path / "seen.json"
+    fake = _fake_unsloth(tmp_path / "fake", record)
+    call = {"train": "reasoner_rl.train(cfg, recommendation=rec)",
+            "blocker": "reasoner_rl.grpo_blocker(cfg, rec)"}[entry]
+    script = (f"import sys\nsys.path.insert(0, {str(fake)!r})\n"
+              "from helpers import config\nfrom helpers.agents.stages import reasoner_rl\n"
+              "cfg = config.load_profile('smoke', run='order', overrides={'model.use_unsloth': 'auto'})\n"
+              "rec = {'use_unsloth': {'value': True, 'reason': 'a GPU with Unsloth (stand-in)'}}\n"
+              f"try:\n    {call}\nexcept RuntimeError as exc:\n    print(exc)\n")
+    env = {**os.environ, "KIT_RUNS_DIR": str(tmp_path / "runs"), "KIT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("UNSLOTH_COMPILE_LOCATION", None)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "import unsloth failed" in done.stdout, done.stdout + done.stderr
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert seen["before"] == [], f"imported before unsloth: {seen['before']}"
+    # and its compiled code goes under the kit's cache, not into the working directory (notebooks/ in a notebook)
+    assert seen["compile_location"] == str(tmp_path / "cache" / "unsloth_compiled_cache")
 
 
 def test_the_memory_estimate_follows_the_profile_and_knows_no_tiny_model():

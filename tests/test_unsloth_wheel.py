@@ -183,3 +183,32 @@ def test_the_kit_main_pins_need_the_gpu_stack(wheels):
     assert {m.split()[0] for m in missing} >= {"transformers", "trl", "datasets"}
     assert stack.unmet([r for r in _requirements(wheels) if box.canon(r.name) not in box.GUARDED],
                        gpu_setup.pins()) == []
+
+
+# ---------------------------------------------------------------- what importing Unsloth does (docs/gpu.md)
+@functools.cache
+def _member(wheel: Path, path: str) -> str:
+    """One file of a wheel, as text."""
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(path).decode("utf-8")
+
+
+def _env_reads(text: str) -> set[str]:
+    """The variables the source reads with os.getenv(...) / os.environ.get(...) (literal names; not in strings)."""
+    return {node.args[0].value for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "os.environ.get") and node.args
+            and isinstance(node.args[0], ast.Constant)}
+
+
+def test_unsloth_zoo_reads_the_compile_location_the_kit_sets(wheels):
+    """unsloth_zoo writes its generated code where UNSLOTH_COMPILE_LOCATION says, else into unsloth_compiled_cache/
+    under the working directory: the kit sets the variable (unsloth_api.unsloth_environ) and ignores the folder."""
+    text = _member(wheels["unsloth-zoo"], "unsloth_zoo/compiler.py")
+    reads = _env_reads(text)
+    assert unsloth_api.COMPILE_LOCATION_VAR in reads, sorted(reads)
+    defaults = {n.value.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == [unsloth_api.COMPILE_LOCATION_VAR]
+                and isinstance(n.value, ast.Constant)}
+    assert defaults == {"unsloth_compiled_cache"}  # relative: the working directory's
+    assert set(unsloth_api.unsloth_environ()) == {unsloth_api.COMPILE_LOCATION_VAR}
+    assert "unsloth_compiled_cache/" in (gpu_setup.ROOT / ".gitignore").read_text().splitlines()

@@ -9,9 +9,10 @@ which). Checkpoints go under models/reasoner_rl/checkpoints/, pointed at by late
 resumes from the last whole one; the final adapter replaces models/reasoner_rl/adapter/ in one rename; the report
 (RunLayout.rl_report) holds each reward's mean per logged step, seconds per step and zero rewards by reason.
 
-The model loads through helpers.models.load_model, so on a GPU with Unsloth it is Unsloth's model (imported before
-trl, as Unsloth requires); only the CPU path (transformers + PEFT) is exercised by the tests. Works with trl 0.19
-(the challenge container) and trl 1.x: GRPOConfig's arguments are chosen from its installed fields (grpo_config_kwargs).
+The stage first makes the profile's backend ready (helpers.models.import_backend: on a GPU with Unsloth, Unsloth is
+imported before trl, transformers and peft, as it requires), then loads through helpers.models.load_model; only the
+CPU path (transformers + PEFT) runs GRPO in the tests. Works with trl 0.19 (the challenge container) and trl 1.x:
+GRPOConfig's arguments are chosen from its installed fields (grpo_config_kwargs).
 """
 
 from __future__ import annotations
@@ -142,10 +143,15 @@ def memory_estimate(cfg: config.Profile, *, dtype: str, grad_checkpointing: bool
 
 
 # ---------------------------------------------------------------- the policy
+def set_seed(seed: int) -> None:
+    """transformers.set_seed, imported when called: after load_model has imported the backend (Unsloth first)."""
+    from transformers import set_seed as seed_everything
+    seed_everything(seed)
+
+
 def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, Any, dict, dict]:
     """(peft model, tokenizer, load info, where it started): the supervised reasoner adapter, trainable, when it is
     trained; else a fresh adapter of the reasoner's settings."""
-    from transformers import set_seed
 
     from helpers.models import add_adapter, load_adapter, load_model, missing_adapter_files
     model, tokenizer, info = load_model(cfg.model.base, model=cfg.model, recommendation=recommendation,
@@ -334,10 +340,14 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "token_budget": token_budget(cfg), "token_budget_setting": cfg.rl.token_budget}
 
 
-def grpo_blocker() -> str | None:
+def grpo_blocker(cfg: config.Profile | None = None, recommendation: dict | None = None) -> str | None:
     """Why the installed trl cannot run GRPO here, or None. trl 1.15 scores log-probabilities with a Triton kernel
     and, without Triton (a CPU build of torch), leaves it None and fails inside the first step; trl 0.19 does not
-    use it and trl 1.16 falls back to plain torch."""
+    use it and trl 1.16 falls back to plain torch. Given the profile, its backend is made ready first
+    (helpers.models.import_backend: Unsloth, where it is the backend, imported before trl)."""
+    if cfg is not None:
+        from helpers.models import import_backend
+        import_backend(cfg.model, recommendation)
     import trl
     from trl.trainer import utils as trl_utils
     if getattr(trl_utils, "_ChunkedLogProbFunction", object) is None:
@@ -350,11 +360,12 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
           quiet: bool = True) -> dict:
     """Build the prompts, run GRPO from the supervised reasoner (or a fresh adapter), save the adapter and write the
     report (returned). A checkpoint of the same settings is resumed; resume=False starts over. An install that
-    cannot run GRPO (grpo_blocker) is refused before anything is loaded or written."""
+    cannot run GRPO (grpo_blocker) is refused before anything is loaded or written. Unsloth, where it is the backend,
+    is imported before anything here imports trl, transformers or peft (grpo_blocker does it first)."""
+    blocker = grpo_blocker(cfg, recommendation)
     from helpers.models import release
     from helpers.models.members import apply_cpu_threads, cpu_threads
     from helpers.scoring import end_of_turn_ids
-    blocker = grpo_blocker()
     if blocker:
         raise RuntimeError(blocker)
     t0 = time.time()
