@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,7 +20,7 @@ from helpers.agents import rewards
 from helpers.agents.reasoner import ANSWER_MARK, REASONER_SYSTEM
 from helpers.agents.stages import reasoner_rl
 from helpers.config import REASONER, REASONER_RL
-from helpers.io import InputError
+from helpers.io import InputError, version_tuple
 from helpers.layout import RunLayout
 from helpers.records import LETTERS
 
@@ -337,6 +338,11 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert set(report["rewards"]["first"]) == set(rewards.REWARDS)
     assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(cfg.agents.puzzle_kinds)
     assert (lay.root / report["plot"]).stat().st_size > 0
+    # transformers + PEFT on trl 1.x copies the supervised adapter as "ref"; trl 0.19 makes no copy
+    held_to = reasoner_rl.KL_STARTING_ADAPTER if version_tuple(report["trl"]) >= (1,) else reasoner_rl.KL_BASE_MODEL
+    assert report["backend"] == "transformers" and report["kl_reference"].startswith(held_to)
+    # the profile's checkpointing, non-reentrant as the kit asks (Unsloth's GRPOConfig would make it reentrant)
+    assert report["gradient_checkpointing"] == {"enabled": True, "use_reentrant": False}
     assert json.loads(lay.rl_report.read_text()) == json.loads(json.dumps(report))
     took = time.perf_counter() - t0
     print(f"\n[rl] priming {primed:.1f} s, 2 GRPO steps + report {took - primed:.1f} s, "
@@ -347,6 +353,30 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert more["completions_scored"] == 3 * cfg.rl.prompts_per_step * cfg.rl.num_generations
     with pytest.raises(ValueError, match="rl.beta"):  # a checkpoint of other settings is never resumed
         reasoner_rl.train(config.with_overrides(cfg, {"rl.beta": 0.0}), recommendation=cpu_recommendation())
+
+
+# ---------------------------------------------------------------- what the KL term and checkpointing really were
+def test_the_kl_reference_is_read_off_the_trained_model_and_says_why_per_backend():
+    with_ref = SimpleNamespace(peft_config={"default": None, "ref": None})
+    without = SimpleNamespace(peft_config={"default": None})
+    assert reasoner_rl.kl_reference(with_ref, 0.04, "transformers").startswith(reasoner_rl.KL_STARTING_ADAPTER)
+    # Unsloth (2026.10.9, trl >= 1.4) deletes trl's "ref" copy: the base model, and the report says why
+    on_unsloth = reasoner_rl.kl_reference(without, 0.04, "unsloth")
+    assert on_unsloth.startswith(reasoner_rl.KL_BASE_MODEL) and "Unsloth removes" in on_unsloth
+    plain = reasoner_rl.kl_reference(without, 0.04, "transformers")  # trl 0.19: no copy
+    assert plain.startswith(reasoner_rl.KL_BASE_MODEL) and "Unsloth" not in plain and "trl " in plain
+    assert reasoner_rl.kl_reference(with_ref, 0.0, "unsloth") == "none (beta 0)"
+
+
+def test_the_checkpointing_recorded_is_the_built_configs_not_the_one_asked_for():
+    """Unsloth's GRPOConfig turns the kit's use_reentrant=False into True once built: the report records the result."""
+    asked = {"gradient_checkpointing": True, "gradient_checkpointing_kwargs": {"use_reentrant": False}}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(**asked)) == {"enabled": True, "use_reentrant": False}
+    unsloth_built = {**asked, "gradient_checkpointing_kwargs": {"use_reentrant": True}}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(**unsloth_built)) == {"enabled": True,
+                                                                                  "use_reentrant": True}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(gradient_checkpointing=False)) == {
+        "enabled": False, "use_reentrant": None}
 
 
 def _fake_unsloth(folder: Path, record: Path) -> Path:

@@ -114,7 +114,9 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
         save_total_limit=cfg.train.keep_checkpoints or None, report_to="none", seed=cfg.seed, data_seed=cfg.seed,
         # mixed precision only on a GPU with 16-bit weights; trl defaults bf16 on, which a CPU must not get
         bf16=on_gpu and info["dtype"] == "bfloat16", fp16=on_gpu and info["dtype"] == "float16", use_cpu=not on_gpu,
-        # as load_model set it up (the Trainer turns it off when told False): non-reentrant, as the profile asks
+        # as load_model set it up (the Trainer turns it off when told False). Non-reentrant on transformers + PEFT;
+        # unsloth 2026.10.9's GRPOConfig sets use_reentrant=True whenever checkpointing is on (its compiled paths need
+        # the reentrant one), so there it is reentrant: the report's gradient_checkpointing says what applied
         gradient_checkpointing=bool(info["gradient_checkpointing"]),
         gradient_checkpointing_kwargs={"use_reentrant": False}, max_grad_norm=cfg.train.max_grad_norm, weight_decay=0.0,
         # the reply ends where the reasoner's does: the template's end of turn (trl 0.19 stops at EOS only)
@@ -308,12 +310,35 @@ def steps_figure(rows: list[dict], title: str = "") -> Any:
     return fig
 
 
-def kl_reference(model: Any, beta: float) -> str:
-    """What the KL term holds the policy to: trl 1.x copies the starting adapter ("ref"); trl 0.19 disables the
-    adapters (the base model)."""
+KL_STARTING_ADAPTER, KL_BASE_MODEL = "the starting adapter", "the base model (adapters off)"
+
+
+def kl_reference(model: Any, beta: float, backend: str) -> str:
+    """What the KL term holds the policy to, read off the trained PEFT model: trl's reference pass runs the adapter
+    "ref" when the model has one, else the model with its adapters disabled. trl 1.x on transformers + PEFT copies
+    the starting adapter as "ref"; trl 0.19 makes no copy, and Unsloth (2026.10.9, trl >= 1.4) deletes trl's
+    copying code, so both hold the policy to the base model, not to the supervised reasoner it started from."""
     if beta == 0:
         return "none (beta 0)"
-    return "the starting adapter" if "ref" in getattr(model, "peft_config", {}) else "the base model (adapters off)"
+    if "ref" in (getattr(model, "peft_config", None) or {}):
+        return f"{KL_STARTING_ADAPTER} (trl's frozen copy, \"ref\")"
+    why = ("Unsloth removes trl's copy of the starting adapter" if backend == "unsloth"
+           else f"trl {io.package_version('trl')} keeps no copy of the starting adapter")
+    return f"{KL_BASE_MODEL}: {why}"
+
+
+def checkpointing_applied(args: Any) -> dict:
+    """The gradient checkpointing the GRPOConfig really holds once built: Unsloth's GRPOConfig (2026.10.9) turns the
+    kit's use_reentrant=False into True whenever checkpointing is on; transformers + PEFT keeps False."""
+    kwargs = dict(getattr(args, "gradient_checkpointing_kwargs", None) or {})
+    on = bool(getattr(args, "gradient_checkpointing", False))
+    return {"enabled": on, "use_reentrant": kwargs.get("use_reentrant") if on else None}
+
+
+def trained_model(trainer: Any) -> Any:
+    """The trainer's model without accelerate's wrappers (DDP), where the PEFT adapters live."""
+    accelerator = getattr(trainer, "accelerator", None)
+    return accelerator.unwrap_model(trainer.model) if accelerator is not None else trainer.model
 
 
 def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.RewardBook, trainer: Any,
@@ -329,7 +354,8 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
     return {**io.stamp(params), "start": start, "backend": info["backend"], "trl": io.package_version("trl"),
             "steps": trainer.state.global_step, "resumed_from_step": resumed["step"] if resumed else None,
             "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
-            "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
+            "kl_reference": kl_reference(trained_model(trainer), cfg.rl.beta, info["backend"]),
+            "gradient_checkpointing": checkpointing_applied(trainer.args), "rewards": reward_curve(rows),
             "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(),
             "rewards_by_kind_half": book.means_by_half(),
             "zero_reasons": dict(sorted(book.reasons.items())),
