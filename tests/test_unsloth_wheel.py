@@ -263,3 +263,22 @@ def test_unsloths_grpo_config_makes_checkpointing_reentrant_and_the_report_says_
     off = SimpleNamespace(gradient_checkpointing=False, gradient_checkpointing_kwargs={"use_reentrant": False})
     scope["post"](off)
     assert off.gradient_checkpointing_kwargs == {"use_reentrant": False}
+
+
+def _calls_under(tree: ast.AST, test: str) -> set[str]:
+    """The calls (unparsed) in the body of every `if <test>:` of the module."""
+    return {ast.unparse(c) for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == test
+            for b in n.body for c in ast.walk(b) if isinstance(c, ast.Call)}
+
+
+def test_unsloth_zoo_removes_expandable_segments_on_rocm_so_the_kit_does_not_ask_for_it(wheels):
+    """helpers.env: on ROCm with Unsloth the env check neither recommends PYTORCH_HIP_ALLOC_CONF=expandable_segments
+    nor warns without it, because unsloth_zoo's import deletes it (rules.UNSLOTH_ROCM_ALLOCATOR says so)."""
+    from helpers.env import rules
+    tree = ast.parse(_member(wheels["unsloth-zoo"], "unsloth_zoo/__init__.py"))
+    on_rocm = _calls_under(tree, "IS_TORCH_ROCM_BUILD")
+    assert {"delete_key('PYTORCH_HIP_ALLOC_CONF')", "delete_key('PYTORCH_CUDA_ALLOC_CONF')",
+            "remove_expandable_segments('PYTORCH_ALLOC_CONF')"} <= on_rocm, sorted(on_rocm)
+    assert "remove_expandable_segments('PYTORCH_ALLOC_CONF')" in _calls_under(tree, "IS_HIP_RUNTIME")
+    version = stack.wheel_metadata(wheels["unsloth-zoo"])[1]
+    assert rules.UNSLOTH_ROCM_ALLOCATOR.startswith(f"unsloth_zoo {version},")
