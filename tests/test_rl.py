@@ -22,6 +22,7 @@ from helpers.agents.stages import reasoner_rl
 from helpers.config import REASONER, REASONER_RL
 from helpers.io import InputError, version_tuple
 from helpers.layout import RunLayout
+from helpers.models.unsloth_api import PATCHED_ON_IMPORT
 from helpers.records import LETTERS
 
 from _tiny import cpu_recommendation, one_torch_thread, tiny_model_dir
@@ -386,7 +387,7 @@ def _fake_unsloth(folder: Path, record: Path) -> Path:
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text(
         "import json, os, sys\n"
-        "seen = {'before': [m for m in ('trl', 'transformers', 'peft') if m in sys.modules],\n"
+        f"seen = {{'before': [m for m in {PATCHED_ON_IMPORT!r} if m in sys.modules],\n"
         "        'compile_location': os.environ.get('UNSLOTH_COMPILE_LOCATION')}\n"
         f"open({str(record)!r}, 'w').write(json.dumps(seen))\n"
         "raise ImportError('a stand-in for unsloth: no GPU here')\n", encoding="utf-8")

@@ -200,6 +200,15 @@ def _env_reads(text: str) -> set[str]:
             and isinstance(node.args[0], ast.Constant)}
 
 
+def test_the_libraries_the_kit_imports_after_unsloth_are_the_ones_it_patches(wheels):
+    """import_unsloth (and tests/test_rl.py's stand-in) check the very modules Unsloth warns about when they came
+    first."""
+    tree = ast.parse(_member(wheels["unsloth"], "unsloth/_gpu_init.py"))
+    [critical] = [ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and [ast.unparse(t) for t in n.targets] == ["critical_modules"]]
+    assert set(critical) == set(unsloth_api.PATCHED_ON_IMPORT)
+
+
 def test_unsloth_zoo_reads_the_compile_location_the_kit_sets(wheels):
     """unsloth_zoo writes its generated code where UNSLOTH_COMPILE_LOCATION says, else into unsloth_compiled_cache/
     under the working directory: the kit sets the variable (unsloth_api.unsloth_environ) and ignores the folder."""

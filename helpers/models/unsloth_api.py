@@ -11,6 +11,9 @@ from typing import Any
 
 from helpers.io import package_version
 
+# What Unsloth patches when it is imported, so what must not be imported before it (unsloth 2026.10.9 warns about
+# these three: critical_modules in unsloth/_gpu_init.py).
+PATCHED_ON_IMPORT = ("trl", "transformers", "peft")
 # Where Unsloth writes the code it generates. unsloth_zoo 2026.10.9 reads UNSLOTH_COMPILE_LOCATION once, when it is
 # imported (unsloth_zoo/compiler.py), and defaults to "unsloth_compiled_cache" relative to the working directory: a
 # notebook's is notebooks/, inside the checkout.
@@ -36,7 +39,7 @@ def import_unsloth() -> Any:
     import sys
     for var, value in unsloth_environ().items():
         os.environ.setdefault(var, value)
-    late = [m for m in ("transformers", "peft", "trl") if m in sys.modules]
+    late = [m for m in PATCHED_ON_IMPORT if m in sys.modules]
     if late:
         print(f"[models] warning: {', '.join(late)} imported before Unsloth; its patches may not all apply "
               "(restart the kernel and call load_model() first)")
