@@ -364,7 +364,9 @@ def rl_estimate(model: Any, *, completions: int, prompt_len: int, completion_len
     completion of the step at full length (`completions` = prompts_per_step x num_generations, 16-bit) and the last
     position's logits. Training: estimate() over those completions as one batch of prompt + completion tokens,
     plus, with beta > 0, the reference model's per-token log-probabilities (one fp32 number a token; the reference
-    is the base with its adapters off, so its weights are not held twice). `train` goes to estimate()."""
+    is the base with its adapters off on Unsloth, or a frozen copy of the adapter on transformers + PEFT with trl 1.x,
+    so the base weights are not held twice; that copy, the adapter's size once more, is not counted). `train` goes
+    to estimate()."""
     s, seq = get_shape(model), prompt_len + completion_len
     step = estimate(model, batch_size=completions, seq_len=seq, **train)
     act = activation_bytes(step.settings["dtype"])
