@@ -47,6 +47,7 @@ help:
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..08 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
 	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
+	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
 	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
@@ -113,7 +114,7 @@ setup-gpu: setup
 # installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
 test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
-	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal" $(PYTEST_ARGS)
+	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles" $(PYTEST_ARGS)
 
 $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py
 	@set -e; \
@@ -141,17 +142,24 @@ rehearse: setup
 test-rehearsal: setup
 	$(PY) -m pytest -m rehearsal --durations=5 $(PYTEST_ARGS)
 
+# The profiles tier (tests/test_profiles.py): notebook 00 on every profile in configs/ as it is, with its real model's
+# name (no weights needed: the estimates, the RL memory, the reasoning budget and the time plan), ~1-2 min. make test
+# leaves it out; CI runs it after make test.
+.PHONY: test-profiles
+test-profiles: setup
+	$(PY) -m pytest -m profiles --durations=3 $(PYTEST_ARGS)
+
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal and not profiles" $(PYTEST_ARGS)
 
 test-fast: setup
-	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal and not profiles" $(PYTEST_ARGS)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles" $(PYTEST_ARGS)
 
 # Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
 # No Jupyter kernel: the tiers run here never start one.

@@ -4,12 +4,12 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
 
     any stage        config (profiles: frozen, typed sections), checks (what each key accepts), layout (every
                      file under runs/<run>/), io, records (the one question record), prompts (the chat prompt),
-                     filters (the organisers' filters)
+                     filters (the organisers' filters), moved (old command lines say where they went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.box (the box's torch stack: recorded, held, compared), env.stack (what the Unsloth
                      wheels require of it), env.gpu_setup (make setup-gpu: pinned Unsloth, that stack untouched)
     01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row
-                     mappers), data.convert (open-ended -> choices); puzzles, puzzles.catalogue (the kinds,
+                     mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
                      the organisers' kinds; on seating.text (words), seating.solver (on puzzles.csp), seating.world
                      (the hidden world's truths); seating.parse (a text read back into its puzzle)),
@@ -25,7 +25,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      carries and resumes; train.outputs: summary, adapter, plot; train.progress; train.world:
                      ranks), train.replay (reservoir, chunk mixing), train.schedule (lr / replay per chunk),
                      train.data (tokenised examples), train.hf (Trainer seam), train.checkpoints (atomic,
-                     resumable), train.telemetry (metrics, live plot)
+                     resumable), train.telemetry (metrics, live plot), train.plan (examples, steps, hours)
     models           models (models.load, models.adapters, models.settings, models.unsloth_api), models.members (the
                      run's adapters, CPU threads), models.tiny / models.packaged (offline), models.cache, models.compat,
                      models.release (free a model's memory before the next one loads)

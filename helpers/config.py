@@ -92,6 +92,13 @@ class ModelSettings:
     trust_remote_code: bool = setting(flag)
     use_unsloth: bool | str = setting(flag_or_auto)
     gradient_checkpointing: bool = setting(flag)
+    stand_in: str | None = setting(optional(text), default=None)  # loaded in base's place (the rehearsal's tiny)
+
+    @property
+    def weights(self) -> str:
+        """What loads (weights and tokenizer): the stand-in where one is set, else the base. Every estimate, budget
+        and plan reads `base`, so a rehearsal's figures stay the profile's real model's."""
+        return self.stand_in or self.base
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,7 @@ class TrainSettings:
     keep_checkpoints: int = setting(integer(0))
     answer_only_logits: bool = setting(flag)
     cpu_threads: int | None = setting(optional(integer(1)))
+    step_seconds: float = setting(number(low=0.0001))  # an optimizer step on the profile's target machine (time plan)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,29 @@ from typing import Any
 import yaml
 
 from helpers import config
-from helpers.io import InputError
+from helpers.io import InputError, read_json
+from helpers.layout import RunLayout
 
 OVERLAY = config.CONFIG_DIR / "overlays" / "rehearsal.yaml"
 GPU_PROFILES = ("mi300x", "tournament", "laptop")  # the profiles the rehearsal tier runs (tests/test_rehearsal.py)
 RUN_PREFIX = "rehearse-"
-NOTE = ("A dress rehearsal on CPU with the tiny model, not a GPU result: the profile's settings ran end to end; "
-        "accuracy, speed, memory and the GPU-only paths (Unsloth, mixed precision, 4-bit) are not measured here.")
+NOTE = ("A dress rehearsal on CPU with the tiny model's weights standing in for the profile's model, not a GPU result: "
+        "the profile's settings ran end to end; accuracy, speed, memory and the GPU-only paths (Unsloth, mixed "
+        "precision, 4-bit) are not measured here.")
+# Which of a rehearsal's figures are the profile's real model's and which the stand-in's (rehearsal.json "figures").
+FIGURES = {
+    "profile_model": [
+        "env.json fit: the training-memory estimate and the will-it-fit table of model.base against this machine",
+        "env.json rl_memory: one GRPO step's memory for model.base",
+        "env.json reasoning_tokens: the reasoning budget from agents.decode_ms_per_token (the target machine's)",
+        "env.json time_plan: examples, steps and hours an adapter for the profile as meant (its own sources and "
+        "sizes, before the overlay's) at train.step_seconds; notebooks 01 and 03 print it too",
+    ],
+    "stand_in": [
+        "every loss, accuracy, letter, token count, tokens/s, step time, peak memory, latency and match score",
+        "what was dropped as too long: counted with the stand-in's tokenizer",
+    ],
+}
 
 
 def load_overlay(path: Path | None = None) -> dict[str, dict]:
@@ -120,16 +136,31 @@ def plan(profile: str, run: str | None = None, overrides: dict | None = None) ->
     if blocked:
         raise ValueError(f"profile {profile!r} cannot rehearse on CPU: {'; '.join(blocked)}")
     run = run or run_name(profile)
+    model = config.load_profile(profile, None, merged).model
     record = {"rehearsal": True, "profile": profile, "run": run, "note": NOTE,
               "overlay": OVERLAY.relative_to(config.project_root()).as_posix(), "swaps": done,
-              "overrides": dict(overrides or {}), "hidden_devices": dict(HIDDEN_DEVICES)}
+              "overrides": dict(overrides or {}), "hidden_devices": dict(HIDDEN_DEVICES),
+              "stand_in": {"weights": model.weights, "for": model.base}, "figures": FIGURES}
     return run, merged, record
+
+
+def as_meant(cfg: config.Profile) -> config.Profile:
+    """The profile a rehearsal stands in for (its own settings and the user's overrides, none of the overlay's
+    swaps), read from the run's rehearsal.json; a real run's profile as it is. The time plan is made from it."""
+    record_path = RunLayout.of(cfg).rehearsal_record
+    if not record_path.is_file():
+        return cfg
+    record = read_json(record_path)
+    return config.load_profile(record["profile"], cfg.run, record.get("overrides") or {})
 
 
 def describe(record: dict) -> str:
     """One line per swap, for the console."""
     lines = [f"rehearsal of {record['profile']} on CPU ({record['overlay']}): {len(record['swaps'])} key(s) swapped, "
              "everything else as the profile has it"]
+    if record.get("stand_in"):
+        lines.append(f"  weights: {record['stand_in']['weights']} stands in for {record['stand_in']['for']} (every "
+                     "estimate, budget and time plan is the latter's; losses, accuracies and timings the former's)")
     lines += [f"  {s['key']}: {s['from']!r} -> {s['to']!r}" for s in record["swaps"]]
     if record.get("overrides"):
         lines.append(f"  and your overrides on top: {record['overrides']}")

@@ -35,6 +35,31 @@ def test_smoke_is_cpu_and_local():
     assert cfg.model.base == "tiny" and cfg.model.use_unsloth is False
 
 
+def test_a_stand_in_changes_what_loads_never_the_model_named(monkeypatch):
+    """model.weights is what every loader opens; model.base stays the name every estimate and plan reads."""
+    from helpers.agents import build
+    from helpers.models import load as model_load
+    own = config.load_profile("mi300x")
+    assert own.model.stand_in is None and own.model.weights == own.model.base
+    cfg = config.load_profile("mi300x", "stand-in", {"model.stand_in": "tiny"})
+    assert (cfg.model.base, cfg.model.weights) == ("Qwen/Qwen2.5-72B-Instruct", "tiny")
+    opened = []
+
+    class Opened(Exception):
+        pass
+
+    def resolve(base, *args, **kwargs):
+        opened.append(str(base))
+        raise Opened
+
+    monkeypatch.setattr(model_load, "resolve_base", resolve)
+    with pytest.raises(Opened):
+        build.load_tokenizer(cfg)
+    assert opened == ["tiny"]
+    with pytest.raises(InputError, match="model.stand_in"):
+        config.load_profile("mi300x", "x", {"model.stand_in": ""})
+
+
 def test_overrides_apply_and_typos_fail():
     cfg = config.load_profile("smoke", overrides={"train.batch_size": 2})
     assert cfg.train.batch_size == 2

@@ -72,7 +72,8 @@ def test_the_overlay_changes_its_own_keys_and_nothing_else(profile):
         else:
             assert rehearsed[key] == value, f"{key}: the overlay changed {value!r} to {rehearsed[key]!r}"
     # what makes it a CPU rehearsal at all, on every GPU profile
-    assert rehearsed["model.base"] == "tiny" and "model.base" in swapped
+    assert rehearsed["model.stand_in"] == "tiny" and "model.stand_in" in swapped
+    assert rehearsed["model.base"] == own["model.base"] != "tiny", "the rehearsal swaps the weights, not the name"
     assert not any(s.startswith("hub:") for s in rehearsed["data.sources"]) and rehearsed["data.sources"]
 
 
@@ -212,6 +213,27 @@ def test_the_notebooks_ran_the_profile_with_only_the_swaps(rehearsed):
         want = rehearsed["cfg"].run if key == "run" else swapped[key][1] if key in swapped else value
         assert ran[key] == want, f"{key}: ran with {ran[key]!r}, the profile has {value!r}"
     assert env["facts"]["backend"] == "cpu"
+
+
+@pytest.mark.rehearsal
+def test_every_estimate_budget_and_plan_is_the_profiles_real_models(rehearsed):
+    """The rehearsal swaps the weights, not the name: notebook 00's fit and RL memory are model.base's (the tiny model
+    has no estimate at all), the reasoning budget is the target machine's, the time plan is the profile's as meant,
+    and rehearsal.json says which figures came from the stand-in."""
+    from helpers.agents import reasoner
+    from helpers.train import plan
+    own, run = rehearsed["own"], rehearsed["run"]
+    env, saved = _read(run / "env.json"), _read(run / "rehearsal.json")
+    assert saved["stand_in"] == {"weights": "tiny", "for": own.model.base}
+    assert set(saved["figures"]) == {"profile_model", "stand_in"} and all(saved["figures"].values())
+    assert (env["params"]["model"]["base"], env["params"]["model"]["stand_in"]) == (own.model.base, "tiny")
+    assert env["fit"]["profile_model_gib"] > 1, "the estimate is not the profile's real model's"
+    assert env["rl_memory"]["peak_gib"] > 1
+    assert env["reasoning_tokens"]["tokens"] == reasoner.token_budget(own.agents)
+    assert env["time_plan"] == json.loads(json.dumps(plan.from_sources(own))), "the plan is not the profile's own"
+    assert env["time_plan"]["puzzles"] == own.data.puzzles != rehearsed["cfg"].data.puzzles  # not the overlay's size
+    exported = _read(run / "agents" / "export" / "kit_agent.json")
+    assert exported["model_name"] == own.model.base and "tiny" in exported["base"]
 
 
 def _resolved(cfg: config.Profile, env: dict, section: str, key: str):

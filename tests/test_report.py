@@ -53,7 +53,13 @@ def make_run(run: Path) -> Path:
                            "use_unsloth": {"value": False, "reason": "unsloth 2026.10.9 needs what this Python "
                                                                      "lacks: transformers 4.51.3"}},
         "fit": {"device_gib": 191.69, "rows": [{"model": "Qwen/Qwen2.5-72B-Instruct", "params_b": 72.71,
-                                                "total_gib": 155.5, "fits": True}]}})
+                                                "total_gib": 155.5, "fits": True}]},
+        "rl_memory": {"peak_gib": 171.2, "phase": "training"},
+        "reasoning_tokens": {"tokens": 100, "decode_ms_per_token": 27, "answer_budget_s": 3.0},
+        "time_plan": {"sources": [{"source": "hub:sciq@nosuch", "rows": None, "how": "unknown: no split 'nosuch'"}],
+                      "puzzles": 5000, "examples": 5000, "train": 4500, "val": 500, "unknown": ["hub:sciq@nosuch"],
+                      "chunks": [{"fresh": 4500, "replayed": 0, "examples": 4500, "steps": 282}], "steps": 282,
+                      "step_seconds": 4.5, "hours": {"model1_lora": 0.3525, "model3_dora": 0.423}}})
     _png(run / "env" / "fit.png")
     _json(run / "data" / "report.json", {
         "totals": {"read": 4321, "generated": 600, "converted": 310, "unlabeled": 2, "dropped": 17, "kept": 4902,
@@ -207,6 +213,11 @@ def test_every_section_present(tmp_path):
            "transformers 4.51.3) |" in md
     cur = table_after(md, "## Curriculum")
     assert row(cur, "1")[2:5] == ["0", "1,083", "1,000"]
+    assert "RL stage (one GRPO step): est. peak 171.20 GiB (training)" in md
+    assert "Reasoning budget: 100 tokens at 27 ms a token inside 3.0 s an answer." in md
+    plan = md.split("### Time plan", 1)[1]
+    assert "no size for hub:sciq@nosuch: unknown: no split 'nosuch'" in plan and "at least 282" in plan
+    assert "model1_lora at least 21 min, model3_dora at least 25 min" in plan
     # a check message with | * [ ] stays one table row with four cells
     warn = row(table_after(md, "### Checks that did not pass"), "WARN")
     assert len(warn) == 4 and warn[2] == "578 GiB in \\*cache\\*" and warn[1] == "big \\| cache"

@@ -429,8 +429,9 @@ def test_the_memory_estimate_follows_the_profile_and_knows_no_tiny_model():
     more = reasoner_rl.memory_estimate(bigger, dtype="bf16", grad_checkpointing=True, backend="transformers")
     assert more["kv_cache_gib"] == pytest.approx(2 * est["kv_cache_gib"], abs=0.01)
     assert more["peak_gib"] > est["peak_gib"]
-    assert reasoner_rl.memory_estimate(config.load_profile("smoke"), dtype="fp32", grad_checkpointing=False,
-                                       backend="transformers") is None
+    with pytest.raises(ValueError, match="unknown model 'tiny'"):
+        reasoner_rl.memory_estimate(config.load_profile("smoke"), dtype="fp32", grad_checkpointing=False,
+                                    backend="transformers")
 
 
 def test_the_reward_curves_are_drawn_live_from_the_logged_steps(monkeypatch):

@@ -265,3 +265,15 @@ def test_profile_sections_are_read_as_typed_attributes():
     offenders = {name: sorted({m.group(0) for m in PROFILE_SUBSCRIPT.finditer(text)})
                  for name, text in _code_files().items() if PROFILE_SUBSCRIPT.search(text)}
     assert offenders == {}
+
+
+@pytest.mark.parametrize("module", sorted(__import__("helpers.moved", fromlist=["MOVED"]).MOVED))
+def test_a_command_that_moved_says_where_it_lives_now_and_exits_2(module):
+    """`python -m helpers.env.memory ...` (the line before the move) must not exit 0 having done nothing."""
+    from helpers.moved import MOVED
+    assert (HELPERS / (module.removeprefix("helpers.").replace(".", "/") + ".py")).is_file(), f"{module} is gone"
+    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and MOVED[module] in done.stderr and not done.stdout, (module, done.stderr)
+    # one line of its own (runpy may warn first when the package imported the module before running it)
+    assert done.stderr.strip().splitlines()[-1].startswith(f"python -m {module} is not a command"), done.stderr

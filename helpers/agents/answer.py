@@ -290,3 +290,8 @@ def write_answer_files(agent: AnswerAgent, questions: list, answers: list[dict],
               **(extra or {}), **stamp({"batch_size": batch_size, "output_file": str(output_file)})}
     write_json(report_name(output_file), report)
     return report
+
+
+if __name__ == "__main__":  # the command moved (helpers.moved says where)
+    from helpers import moved
+    moved.refuse(__spec__.name)

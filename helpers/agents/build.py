@@ -117,7 +117,7 @@ def load_team_model(cfg: config.Profile, names: Sequence[str],
 def load_tokenizer(cfg: config.Profile) -> Any:
     """The base model's tokenizer alone (the Q-agent's puzzles need no model weights)."""
     from helpers.models import load_tokenizer as load
-    return load(cfg.model.base, cfg.model)
+    return load(cfg.model.weights, cfg.model)
 
 
 def answer_agent(model: Any, tokenizer: Any, sel: dict, agents: config.AgentsSettings, *, name: str = "kit",

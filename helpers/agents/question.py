@@ -328,3 +328,8 @@ def write_question_files(agent: QuestionAgent, questions: list[dict], metas: lis
                                         "output_file": str(output_file)})}
     write_json(report_name(output_file), report)
     return report
+
+
+if __name__ == "__main__":  # the command moved (helpers.moved says where)
+    from helpers import moved
+    moved.refuse(__spec__.name)

@@ -212,3 +212,8 @@ def plan_on(versions_file: Path | None) -> int:
     p = stack.plan(requirements(pinned_wheels()), installed, pins())
     print_plan(p)
     return 0
+
+
+if __name__ == "__main__":  # the command moved (helpers.moved says where)
+    from helpers import moved
+    moved.refuse(__spec__.name)

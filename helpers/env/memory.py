@@ -473,3 +473,8 @@ def plot_fit_table(rows: list[dict], device_gib: float, path: str | os.PathLike,
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     return path
+
+
+if __name__ == "__main__":  # the command moved (helpers.moved says where)
+    from helpers import moved
+    moved.refuse(__spec__.name)

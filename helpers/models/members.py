@@ -73,7 +73,7 @@ def load_members(cfg: Profile, names: list[str], recommendation: dict | None = N
     wanted, skipped = _trained_members(cfg, names, skip_missing)
     lay = RunLayout.of(cfg)
     adapter_dirs = {name: lay.adapter_dir(name) for name in wanted if name != BASE}
-    model, tokenizer, info = load_with_adapters(cfg.model.base, cfg.model, adapter_dirs, recommendation,
+    model, tokenizer, info = load_with_adapters(cfg.model.weights, cfg.model, adapter_dirs, recommendation,
                                                 train=cfg.train)
     info.update(members=wanted, skipped=skipped)
     return model, tokenizer, info

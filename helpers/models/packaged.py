@@ -290,3 +290,8 @@ def install(names: list[str]) -> None:
         except importlib.metadata.PackageNotFoundError:
             pass
         subprocess.run(install_command(spec), check=True)
+
+
+if __name__ == "__main__":  # the command moved (helpers.moved says where)
+    from helpers import moved
+    moved.refuse(__spec__.name)

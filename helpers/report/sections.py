@@ -15,6 +15,7 @@ from helpers.io import InputError, read_json, read_jsonl
 from helpers.layout import NOTEBOOKS, RunLayout
 from helpers.puzzles.deduction import reading
 from helpers.report.render import Block
+from helpers.train import plan as time_plan
 
 # Adapter -> the notebook number that trains it: "03_train_model1_lora" trains model1_lora; 08 trains the agents' two.
 MODEL_STAGES = {**{nb.removeprefix(f"{nn}_train_"): nn for nn, nb in NOTEBOOKS.items()
@@ -133,6 +134,20 @@ def env_section(ctx: Ctx, env: dict) -> list[Block]:
                 ("table", ["model", "params (B)", "estimated peak GiB", "fits"],
                  [[r["model"], num(r.get("params_b")), num(r.get("total_gib")), "yes" if r.get("fits") else "NO"]
                   for r in fit["rows"]]), plot(ctx, ctx.rel(ctx.lay.fit_plot), "estimated peak memory per model")]
+    return out + _plan_blocks(env)
+
+
+def _plan_blocks(env: dict) -> list[Block]:
+    """The RL stage's memory, the reasoning budget and the time plan notebook 00 recorded, where it did."""
+    out: list[Block] = []
+    rl, tokens, plan = env.get("rl_memory"), env.get("reasoning_tokens"), env.get("time_plan")
+    if rl:
+        out.append(("p", f"RL stage (one GRPO step): est. peak {num(rl.get('peak_gib'))} GiB ({rl.get('phase')})."))
+    if tokens:
+        out.append(("p", f"Reasoning budget: {tokens.get('tokens')} tokens at {tokens.get('decode_ms_per_token')} ms a "
+                         f"token inside {tokens.get('answer_budget_s')} s an answer."))
+    if plan:
+        out += [("h", 3, "Time plan"), ("p", "; ".join(time_plan.describe(plan)) + ".")]
     return out
 
 

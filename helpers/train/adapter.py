@@ -37,7 +37,7 @@ def prepare_adapter(cfg: Profile, name: str, recommendation: dict | None = None)
     """Load the base model for training and attach the profile's adapter: (peft model, tokenizer, info)."""
     check_model_name(cfg, name)
     rec = recommendation if recommendation is not None else env.read_recommendation(cfg)
-    model, tokenizer, info = load_model(cfg.model.base, model=cfg.model, recommendation=rec,
+    model, tokenizer, info = load_model(cfg.model.weights, model=cfg.model, recommendation=rec,
                                         for_training=True, train=cfg.train)
     from transformers import set_seed
     set_seed(cfg.seed)  # LoRA A matrices are random: same seed, same starting adapter

@@ -23,13 +23,14 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from helpers.config import Profile, TrainSettings
+from helpers.config import Profile
 from helpers.layout import RunLayout
 from helpers.models import release
 from helpers.models.members import apply_cpu_threads, cpu_threads
 from helpers.train import outputs, telemetry
 from helpers.train.adapter import check_model_name, prepare_adapter
 from helpers.train.data import build_examples, load_curriculum
+from helpers.train.plan import steps_per_epoch
 from helpers.train.progress import Progress, progress_mode
 from helpers.train.replay import mix_chunk
 from helpers.train.state import ChunkRun, file_sha256, find_checkpoint, restore, run_fingerprint
@@ -55,12 +56,6 @@ def chunk_args(cfg: Profile, info: dict, *, chunk: int, lr: float, warmup: int, 
         ddp_backend=None if on_gpu or world_size() == 1 else "gloo", ddp_find_unused_parameters=False,
         log_level="warning", log_level_replica="error")
     # gradient checkpointing is left off here: load_model already enabled it (non-reentrant) on the model
-
-
-def steps_per_epoch(n_examples: int, train: TrainSettings, world: int) -> int:
-    """Optimizer steps one pass over n_examples takes (batches over all ranks, then gradient accumulation)."""
-    batches = math.ceil(n_examples / (train.batch_size * world))
-    return max(1, math.ceil(batches / train.grad_accum))
 
 
 def chunk_trainer(run: ChunkRun, i: int, examples: list) -> tuple[Any, int]:

@@ -22,7 +22,7 @@ def run_fingerprint(cfg: Profile, name: str, curriculum_sha: str, world: int) ->
     keys = ("batch_size", "grad_accum", "epochs_per_chunk", "lr_start", "lr_end", "replay_start", "replay_end",
             "optim", "warmup_ratio", "weight_decay", "max_grad_norm", "target_modules")
     return ckpt.to_jsonable({
-        "model": name, "spec": as_dict(cfg.models[name]), "base": cfg.model.base,
+        "model": name, "spec": as_dict(cfg.models[name]), "base": cfg.model.weights,  # what loads
         "max_seq_len": cfg.model.max_seq_len, "seed": cfg.seed,
         "replay_capacity": cfg.curriculum.replay_capacity, "curriculum_sha256": curriculum_sha,
         "world_size": world, **{f"train.{k}": getattr(cfg.train, k) for k in keys}})

@@ -129,9 +129,11 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
     # attn_implementation None: no recommendation chose one; the loader given "auto" without one does the same
     model_cfg = {"dtype": settings["dtype"], "load_in_4bit": settings["load_in_4bit"],
                  "attn_implementation": settings["attn_implementation"] or "auto", "trust_remote_code": False,
-                 "use_unsloth": False, "gradient_checkpointing": False, "max_seq_len": settings["max_seq_len"]}
-    threads = cpu_threads(cfg.train, "tiny" if cfg.model.base == "tiny" else None)
-    conf = {"base": resolve_base(cfg.model.base), "model": model_cfg, "members": list(sel["members"]),
+                 "use_unsloth": False, "gradient_checkpointing": False, "max_seq_len": settings["max_seq_len"],
+                 "stand_in": None}  # "base" below is what loads: a rehearsal's stand-in already
+    threads = cpu_threads(cfg.train, "tiny" if cfg.model.weights == "tiny" else None)
+    conf = {"base": resolve_base(cfg.model.weights), "model_name": cfg.model.base, "model": model_cfg,
+            "members": list(sel["members"]),
             "weights": sel.get("weights"), "method": sel.get("method", "soft"),
             "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "reasoner": reasoner,
             "adapters": adapters,

@@ -130,18 +130,16 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
 PROMPT_TOKENS = 320
 
 
-def memory_estimate(cfg: config.Profile, *, dtype: str, grad_checkpointing: bool, backend: str) -> dict | None:
+def memory_estimate(cfg: config.Profile, *, dtype: str, grad_checkpointing: bool, backend: str) -> dict:
     """One GRPO step's estimated peak device memory for the profile's base (helpers.env.memory.rl_estimate: the
-    larger of generating and training), or None for a base the estimator does not know (the tiny model)."""
+    larger of generating and training); ValueError saying why for a base the estimator does not know (the tiny
+    model, a hub id outside its table)."""
     from helpers.env import memory
     rl, adapter = cfg.rl, cfg.reasoner.adapter
-    try:
-        return memory.rl_estimate(cfg.model.base, completions=rl.prompts_per_step * rl.num_generations,
-                                  prompt_len=PROMPT_TOKENS, completion_len=rl.max_completion_tokens, beta=rl.beta,
-                                  method=adapter.method, rank=adapter.r, dtype=dtype, backend=backend,
-                                  grad_checkpointing=grad_checkpointing)
-    except ValueError:
-        return None
+    return memory.rl_estimate(cfg.model.base, completions=rl.prompts_per_step * rl.num_generations,
+                              prompt_len=PROMPT_TOKENS, completion_len=rl.max_completion_tokens, beta=rl.beta,
+                              method=adapter.method, rank=adapter.r, dtype=dtype, backend=backend,
+                              grad_checkpointing=grad_checkpointing)
 
 
 # ---------------------------------------------------------------- the policy
@@ -156,7 +154,7 @@ def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, 
     trained; else a fresh adapter of the reasoner's settings."""
 
     from helpers.models import add_adapter, load_adapter, load_model, missing_adapter_files
-    model, tokenizer, info = load_model(cfg.model.base, model=cfg.model, recommendation=recommendation,
+    model, tokenizer, info = load_model(cfg.model.weights, model=cfg.model, recommendation=recommendation,
                                         for_training=True, train=cfg.train)
     set_seed(cfg.seed)
     lay = RunLayout.of(cfg)
