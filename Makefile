@@ -38,13 +38,14 @@ OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack bench bench-quick bench-learning cpu-figures lab clean constraints help
+.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
+	@echo "make typecheck                                         the notebooks' code type-checked (mypy through nbqa), then the checker's own test"
 	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..08 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
 	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
 	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
@@ -155,6 +156,15 @@ test: setup browser-deps
 test-fast: setup
 	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal and not profiles" $(PYTEST_ARGS)
 
+# The notebooks' code type-checked: nbqa hands mypy each notebook's code cells as one module, in cell order, with
+# pyproject.toml's [tool.mypy] (a name that changes type between cells, a name read before the cell that sets it or set
+# on one branch only, a call with a keyword its function lacks); then the checker's own test, also in make test's static
+# tier: the notebooks pass, and notebook 00 broken four ways (its old verdict bug among them) fails where it should.
+# Needs only the venv (no model, no run). 19-25 s cold, 13-16 s warm on 2 shared cores (docs/testing.md).
+typecheck: $(STAMP)
+	$(PY) -m nbqa mypy notebooks --no-color-output
+	$(PY) -m pytest -q tests/test_notebooks_typecheck.py
+
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
@@ -249,6 +259,6 @@ constraints: setup
 
 # Removes what runs and tools made; never touches data/ (your data) or the venvs ($(VENV), $(CVENV), $(GVENV)).
 clean:
-	rm -rf runs .pytest_cache build *.egg-info
+	rm -rf runs .pytest_cache .mypy_cache build *.egg-info
 	find . \( -path ./$(VENV) -o -path ./$(CVENV) -o -path ./$(GVENV) \) -prune -o -name __pycache__ -type d -print | xargs rm -rf
 	find notebooks -name .ipynb_checkpoints -type d -print | xargs rm -rf

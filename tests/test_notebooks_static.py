@@ -43,6 +43,16 @@ def test_outputs_stripped(path):
             assert cell.get("execution_count") is None, f"{path.name} cell {i} carries an execution count"
 
 
+def _parameter_name(node: ast.stmt, notebook: str) -> str:
+    """The name a parameters-cell line assigns: `NAME = literal`, or `NAME: type = literal` where the type checker
+    cannot tell the type from the literal (`OVERRIDES: dict = {}`); papermill reads both forms."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+        return node.target.id
+    raise AssertionError(f"{notebook}: parameters hold assignments only, got {ast.unparse(node)!r}")
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_exactly_one_parameters_cell_of_commented_literals(path):
     cells = _load(path)["cells"]
@@ -51,9 +61,8 @@ def test_exactly_one_parameters_cell_of_commented_literals(path):
     source = "".join(tagged[0]["source"])
     names = []
     for node in ast.parse(source).body:
-        assert isinstance(node, ast.Assign) and len(node.targets) == 1, f"{path.name}: parameters hold assignments only"
+        names.append(_parameter_name(node, path.name))
         ast.literal_eval(node.value)  # raises if not a literal
-        names.append(node.targets[0].id)
     assert {"PROFILE", "RUN", "OVERRIDES"} <= set(names), f"{path.name}: PROFILE, RUN, OVERRIDES required"
     for line in source.splitlines():
         if "=" in line and not line.lstrip().startswith("#"):
