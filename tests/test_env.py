@@ -26,13 +26,14 @@ def fixture(name: str) -> dict:
     return data
 
 
-# The seeds' MI300X once every lesson is applied: the base on which each rule is made to fire.
+# The seeds' MI300X once every lesson is applied: the base on which each rule is made to fire. Unsloth imports, so it
+# is the backend, and no allocator variable is set (Unsloth removes expandable_segments on ROCm).
 HEALTHY_PATCH = {
     "packages": {"triton": None},
     "triton": {"module_version": "3.1.0"},
     "unsloth": {"importable": True, "detail": "ok (21.0 s)"},
     "bitsandbytes": {"usable": True, "detail": "ok (5.2 s)", "libs": ["libbitsandbytes_rocm62.so"]},
-    "env": {"TORCH_COMPILE": "0", "TORCHDYNAMO_DISABLE": "1", "PYTORCH_HIP_ALLOC_CONF": "expandable_segments:True",
+    "env": {"TORCH_COMPILE": "0", "TORCHDYNAMO_DISABLE": "1", "PYTORCH_HIP_ALLOC_CONF": None,
             "TOKENIZERS_PARALLELISM": "false"},
     "disk": {"runs": {"free_gib": 400.0}, "hf_cache": {"free_gib": 400.0}},
     "hf_cache": {"size_gib": 150.0},
@@ -104,8 +105,11 @@ RULE_CASES = [
      ({"unsloth": {"importable": False, "detail": "not installed"}, "packages": {"unsloth": None}}, {})),
     ("torch_compile_rocm", ({"env": {"TORCH_COMPILE": None, "TORCHDYNAMO_DISABLE": None}}, {}),
      ({"env": {"TORCH_COMPILE": None, "TORCHDYNAMO_DISABLE": "1"}}, {})),
-    ("allocator_expandable_segments", ({"env": {"PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:512"}}, {}),
-     ({"env": {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:512"}}, {})),
+    ("allocator_expandable_segments", ({"env": {"PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:512"}},
+                                       {"use_unsloth": False}),
+     ({"env": {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:512"}}, {"use_unsloth": False})),
+    ("allocator_unsloth_rocm", ({"env": {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:True"}}, {}),
+     ({"env": {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:True"}}, {"use_unsloth": False})),
     # With an override torch reports the emulated arch; KFD's native gfx942 still gives it away.
     ("hsa_override_mi300x", ({"env": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
                               "gpu": {"arch": "gfx1030", "gfx": "gfx1030"}}, {}),
@@ -166,6 +170,29 @@ def test_seeds_mi50_as_they_had_it():
                           "bnb_unusable_rocm", "torch_compile_rocm", "allocator_expandable_segments"}
     assert "10.3.0" in fired["gfx906_hsa_override"]["message"]
     assert summarize(checks)["worst"] == "fail"
+
+
+def test_expandable_segments_is_asked_for_only_where_the_backend_keeps_it():
+    """unsloth_zoo 2026.10.9 deletes PYTORCH_HIP_ALLOC_CONF and strips expandable_segments on a ROCm torch: with
+    Unsloth on ROCm the kit neither recommends it nor warns without it; transformers + PEFT and CUDA keep both."""
+    unsloth_rocm = base_facts()  # nothing set, Unsloth imports: the backend is Unsloth
+    assert verdict("allocator_expandable_segments", {}, {})["status"] == "pass"
+    rec = env.recommend(unsloth_rocm)
+    assert "PYTORCH_HIP_ALLOC_CONF" not in rec["env"] and "unsloth_zoo 2026.10.9" in rec["env_not_set"][
+        "PYTORCH_HIP_ALLOC_CONF"]
+    # the same box on transformers + PEFT (the profile turns Unsloth off, or it does not import): asked for, warned
+    model = dataclasses.replace(load_profile("mi300x").model, use_unsloth=False)
+    assert env.recommend(unsloth_rocm, model)["env"]["PYTORCH_HIP_ALLOC_CONF"]["value"] == "expandable_segments:True"
+    assert "env_not_set" not in env.recommend(unsloth_rocm, model)
+    assert verdict("allocator_expandable_segments", {}, {"use_unsloth": False})["status"] == "warn"
+    broken = {"unsloth": {"importable": False, "detail": "ImportError: triton_key"}}
+    assert verdict("allocator_expandable_segments", broken, {})["status"] == "warn"
+    assert "PYTORCH_HIP_ALLOC_CONF" in env.recommend(base_facts(broken))["env"]
+    # a value set anyway is said to have no effect there, not silently trusted
+    said = verdict("allocator_unsloth_rocm", {"env": {"PYTORCH_ALLOC_CONF": "expandable_segments:True"}}, {})
+    assert said["status"] == "info" and "PYTORCH_ALLOC_CONF='expandable_segments:True'" in said["message"]
+    cuda = env.recommend(fixture("a100"))  # Unsloth on CUDA keeps expandable_segments
+    assert cuda["use_unsloth"]["value"] is True and "PYTORCH_CUDA_ALLOC_CONF" in cuda["env"]
 
 
 def test_triton_uses_release_table_when_torch_pins_nothing():
@@ -245,6 +272,7 @@ def test_recommend_mi300x():
 def test_recommend_mi300x_with_working_unsloth_and_bnb_stays_16bit():
     rec = env.recommend(base_facts())
     assert rec["use_unsloth"]["value"] is True
+    assert set(rec["env"]) == {"TORCH_COMPILE", "TORCHDYNAMO_DISABLE", "TOKENIZERS_PARALLELISM"}  # no allocator var
     assert rec["optim"]["value"] == "adamw_torch" and "adamw_8bit" in rec["optim"]["allowed"]
     assert rec["load_in_4bit"]["value"] is False and "16-bit" in rec["load_in_4bit"]["reason"]
 

@@ -4,6 +4,7 @@ is one line with its fix, and the install orchestration stops loudly when pip re
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -218,10 +219,11 @@ def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
         unsloth_api.call_checked(get_peft_model, {"model": 1, "use_exact_model_name": True}, "from_pretrained")
 
 
-def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):
+def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch, tmp_path):
     import importlib
 
     from helpers.models import unsloth_api
+    monkeypatch.setenv("UNSLOTH_COMPILE_LOCATION", str(tmp_path))  # import_unsloth sets it when unset
 
     def boom(name):
         raise ImportError("No module named 'unsloth_zoo'")
@@ -229,6 +231,54 @@ def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch):
     with pytest.raises(RuntimeError, match=r"import unsloth failed \(ImportError: No module named 'unsloth_zoo'\)"
                                            r"\. Fix: make setup-gpu"):
         unsloth_api.import_unsloth()
+
+
+def _unsloth_stand_in(folder: Path, record: Path) -> Path:
+    """A package named unsloth that writes down where Unsloth would put its compiled code, then imports fine."""
+    (folder / "unsloth").mkdir(parents=True)
+    (folder / "unsloth" / "__init__.py").write_text(
+        f"import os\nopen({str(record)!r}, 'w').write(os.environ.get('UNSLOTH_COMPILE_LOCATION') or 'unset')\n")
+    return folder
+
+
+@pytest.fixture
+def no_compile_location(monkeypatch):
+    """UNSLOTH_COMPILE_LOCATION unset during the test and again after it (import_unsloth sets it)."""
+    monkeypatch.setenv("UNSLOTH_COMPILE_LOCATION", "registered for restoring")
+    monkeypatch.delenv("UNSLOTH_COMPILE_LOCATION")
+
+
+def test_unsloth_compiles_under_the_kits_cache_and_a_set_location_wins(monkeypatch, tmp_path, no_compile_location):
+    """unsloth_zoo 2026.10.9 writes unsloth_compiled_cache/ where UNSLOTH_COMPILE_LOCATION says, else into the
+    working directory (notebooks/ in a notebook): the kit names a folder under its cache before the import."""
+    import importlib
+
+    from helpers import config
+    from helpers.models import unsloth_api
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
+    assert unsloth_api.compile_location() == config.cache_root() / "unsloth_compiled_cache"
+    seen = []
+    monkeypatch.setattr(importlib, "import_module", lambda name: seen.append(os.environ.get(
+        "UNSLOTH_COMPILE_LOCATION")) or object())
+    unsloth_api.import_unsloth()
+    monkeypatch.setenv("UNSLOTH_COMPILE_LOCATION", str(tmp_path / "mine"))  # the user's own choice is kept
+    unsloth_api.import_unsloth()
+    assert seen == [str(tmp_path / "cache" / "unsloth_compiled_cache"), str(tmp_path / "mine")]
+
+
+def test_the_env_checks_unsloth_import_probe_compiles_under_the_kits_cache_too(monkeypatch, tmp_path,
+                                                                              no_compile_location):
+    from helpers.env import facts as env_facts
+    record = tmp_path / "seen.txt"
+    monkeypatch.setenv("PYTHONPATH", str(_unsloth_stand_in(tmp_path / "fake", record)))
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(env_facts, "package_version", lambda name: "2026.10.9")
+    monkeypatch.setattr(env_facts, "_unsloth_install_facts", lambda: {"version": "2026.10.9", "zoo": "2026.10.9"})
+    facts = {"backend": "rocm", "unsloth": {}}
+    env_facts._probe_unsloth(facts, timeout_s=60)
+    assert facts["unsloth"]["importable"] is True, facts
+    assert record.read_text() == str(tmp_path / "cache" / "unsloth_compiled_cache")
+    assert "UNSLOTH_COMPILE_LOCATION" not in os.environ  # set in the probe's interpreter only
 
 
 def test_an_old_pip_is_one_line_before_anything_is_downloaded(monkeypatch, capsys):

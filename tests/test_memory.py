@@ -80,6 +80,39 @@ def test_lora_trainable_params_match_the_seeds_report():
     assert 100 * n / memory.count_params(get_shape(Q72))["total"] == pytest.approx(1.15, abs=0.02)
 
 
+def test_a_72b_chunk_checkpoint_is_ten_gigabytes_at_rank_64_and_twenty_at_128():
+    """Adapter weights in fp32 (4 B) + AdamW's two fp32 moments (8 B) a trainable parameter: 839M parameters (the
+    seeds' count; the shapes give 842M) are ~10 GB, not the 3.4 GB of the adapter's weights alone."""
+    n = memory.adapter_params(get_shape(Q72), 64, "all-linear")
+    one = memory.adapter_checkpoint_bytes(Q72, rank=64)
+    assert one == n * (4 + 8) + memory.CHECKPOINT_FIXED_BYTES
+    assert one / 1e9 == pytest.approx(839e6 * 12 / 1e9, rel=0.01) and 10.0 < one / 1e9 < 10.2
+    assert n * 4 / 1e9 == pytest.approx(3.4, abs=0.05)  # the weights alone: what "3.4 GB" counted
+    assert memory.adapter_checkpoint_bytes(Q72, rank=128, method="rslora") / 1e9 == pytest.approx(20.2, abs=0.05)
+    assert memory.adapter_checkpoint_bytes(Q72, rank=64, method="dora") > one  # + the magnitude vectors
+    eight_bit = memory.adapter_checkpoint_bytes(Q72, rank=64, optimizer="adamw_8bit")
+    assert eight_bit == int(n * (4 + 2 + 8 / 256)) + memory.CHECKPOINT_FIXED_BYTES  # 1-byte moments + absmax
+    assert memory.checkpoint_bytes(n, "adafactor") == memory.checkpoint_bytes(n)  # unknown: counted as AdamW
+    assert memory.checkpoint_bytes(n, extra_bytes=5000) == memory.checkpoint_bytes(n) + 5000
+    with pytest.raises(ValueError, match="not an adapter"):
+        memory.adapter_checkpoint_bytes(Q72, rank=64, method="full")
+
+
+def test_the_checkpoint_table_follows_the_profiles_adapters():
+    from helpers import config
+    cfg = config.load_profile("mi300x")
+    rows = {r["adapter"]: r for r in memory.checkpoint_table(cfg.model.base, cfg.models,
+                                                              target_modules=cfg.train.target_modules,
+                                                              keep=cfg.train.keep_checkpoints)}
+    assert set(rows) == set(cfg.models)
+    lora, rs = rows["model1_lora"], rows["model2_rslora"]
+    assert lora["checkpoint_gib"] == pytest.approx(memory.adapter_checkpoint_bytes(Q72, rank=64) / GIB, abs=0.01)
+    assert rs["checkpoint_gib"] == pytest.approx(2 * lora["checkpoint_gib"], rel=0.001) and rs["r"] == 128
+    assert lora["kept_gib"] == pytest.approx(cfg.train.keep_checkpoints * lora["checkpoint_gib"], abs=0.02)
+    every = memory.checkpoint_table(Q72, {"m": cfg.models["model1_lora"]}, keep=0)
+    assert every[0]["kept_gib"] is None  # keep 0: every chunk's stays
+
+
 @pytest.mark.parametrize("alias", ["qwen2.5-72b", "QWEN2.5-72B-INSTRUCT", "Qwen/Qwen2.5-72B", " qwen/qwen2.5-72b-instruct "])
 def test_aliases_resolve(alias):
     assert get_shape(alias) == get_shape(Q72)

@@ -140,7 +140,8 @@ def make_run(run: Path) -> Path:
           | {"why": "answer_mode reason: reasoning answered 30/48 (62%)", "reasoner_member": "reasoner_rl"})
     _json(run / "agents" / "reasoner_rl.json", {
         "steps": 20, "seconds_per_step": 31.5, "token_budget": 27, "trl": "1.16.0", "start": {"from": "supervised"},
-        "kl_reference": "the starting adapter", "zero_reasons": {"correct:no_letter": 3},
+        "backend": "transformers", "kl_reference": "the starting adapter (trl's frozen copy, \"ref\")",
+        "gradient_checkpointing": {"enabled": True, "use_reentrant": False}, "zero_reasons": {"correct:no_letter": 3},
         "rewards": {"first": {"correct": 0.25, "format": 0.5, "length": -0.2},
                     "last": {"correct": 0.375, "format": 0.75, "length": 0.1}},
         "rewards_overall": {"correct": 0.3, "format": 0.6, "length": 0.0},
@@ -340,12 +341,28 @@ def test_the_reasoner_section_compares_letter_only_and_reasoning(tmp_path):
 def test_the_reinforcement_section_shows_each_reward_first_and_last(tmp_path):
     md = (report.write_report(make_run(tmp_path / "g"))["md"]).read_text(encoding="utf-8")
     assert "20 GRPO steps from the supervised reasoner, 31.50 s a step" in md and "token budget 27" in md
+    assert ("transformers + PEFT, trl 1.16.0, KL against the starting adapter (trl's frozen copy, \"ref\"), gradient "
+            "checkpointing non-reentrant;") in md
     table = table_after(md, "## Reasoner reinforcement (GRPO)")
     assert row(table, "correct")[1:] == ["0.250", "0.375", "0.300"] and row(table, "length")[1:3] == ["-0.200", "0.100"]
     assert table_after(md, "## Reasoner reinforcement (GRPO)", 1)[-1] == ["family", "0.250 to 0.500", "0.600 to 0.800",
                                                                           "0.100 to 0.300"]
     assert "models/reasoner_rl/training.png" in md and "## Models" in md
     assert "reasoner_rl:" not in md.split("## Models", 1)[1].split("\n## ", 1)[0]  # not an ensemble model
+
+
+def test_the_reinforcement_section_says_what_an_unsloth_run_held_the_policy_to(tmp_path):
+    """On Unsloth the KL reference is the base model and checkpointing reentrant: the report says both, as recorded."""
+    from helpers.agents.stages import reasoner_rl
+    run = make_run(tmp_path / "u")
+    path = run / "agents" / "reasoner_rl.json"
+    kl = reasoner_rl.kl_reference(object(), 0.04, "unsloth")  # no "ref" adapter: Unsloth deletes trl's copy
+    path.write_text(json.dumps({**json.loads(path.read_text()), "backend": "unsloth", "trl": "1.15.0",
+                                "kl_reference": kl, "gradient_checkpointing": {"enabled": True,
+                                                                               "use_reentrant": True}}))
+    md = (report.write_report(run)["md"]).read_text(encoding="utf-8")
+    assert (f"Unsloth, trl 1.15.0, KL against {reasoner_rl.KL_BASE_MODEL}: Unsloth removes trl's copy of the starting "
+            "adapter, gradient checkpointing reentrant;") in md
 
 
 def test_the_question_writer_section_compares_base_and_writer(tmp_path):

@@ -6,7 +6,12 @@ reasoner adapter: the adapter moves, the rewards are the solver's, the report is
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,13 +20,15 @@ from helpers.agents import rewards
 from helpers.agents.reasoner import ANSWER_MARK, REASONER_SYSTEM
 from helpers.agents.stages import reasoner_rl
 from helpers.config import REASONER, REASONER_RL
-from helpers.io import InputError
+from helpers.io import InputError, version_tuple
 from helpers.layout import RunLayout
+from helpers.models.unsloth_api import PATCHED_ON_IMPORT
 from helpers.records import LETTERS
 
 from _tiny import cpu_recommendation, one_torch_thread, tiny_model_dir
 
 _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Words:
@@ -332,6 +339,11 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert set(report["rewards"]["first"]) == set(rewards.REWARDS)
     assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(cfg.agents.puzzle_kinds)
     assert (lay.root / report["plot"]).stat().st_size > 0
+    # transformers + PEFT on trl 1.x copies the supervised adapter as "ref"; trl 0.19 makes no copy
+    held_to = reasoner_rl.KL_STARTING_ADAPTER if version_tuple(report["trl"]) >= (1,) else reasoner_rl.KL_BASE_MODEL
+    assert report["backend"] == "transformers" and report["kl_reference"].startswith(held_to)
+    # the profile's checkpointing, non-reentrant as the kit asks (Unsloth's GRPOConfig would make it reentrant)
+    assert report["gradient_checkpointing"] == {"enabled": True, "use_reentrant": False}
     assert json.loads(lay.rl_report.read_text()) == json.loads(json.dumps(report))
     took = time.perf_counter() - t0
     print(f"\n[rl] priming {primed:.1f} s, 2 GRPO steps + report {took - primed:.1f} s, "
@@ -342,6 +354,69 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert more["completions_scored"] == 3 * cfg.rl.prompts_per_step * cfg.rl.num_generations
     with pytest.raises(ValueError, match="rl.beta"):  # a checkpoint of other settings is never resumed
         reasoner_rl.train(config.with_overrides(cfg, {"rl.beta": 0.0}), recommendation=cpu_recommendation())
+
+
+# ---------------------------------------------------------------- what the KL term and checkpointing really were
+def test_the_kl_reference_is_read_off_the_trained_model_and_says_why_per_backend():
+    with_ref = SimpleNamespace(peft_config={"default": None, "ref": None})
+    without = SimpleNamespace(peft_config={"default": None})
+    assert reasoner_rl.kl_reference(with_ref, 0.04, "transformers").startswith(reasoner_rl.KL_STARTING_ADAPTER)
+    # Unsloth (2026.10.9, trl >= 1.4) deletes trl's "ref" copy: the base model, and the report says why
+    on_unsloth = reasoner_rl.kl_reference(without, 0.04, "unsloth")
+    assert on_unsloth.startswith(reasoner_rl.KL_BASE_MODEL) and "Unsloth removes" in on_unsloth
+    plain = reasoner_rl.kl_reference(without, 0.04, "transformers")  # trl 0.19: no copy
+    assert plain.startswith(reasoner_rl.KL_BASE_MODEL) and "Unsloth" not in plain and "trl " in plain
+    assert reasoner_rl.kl_reference(with_ref, 0.0, "unsloth") == "none (beta 0)"
+
+
+def test_the_checkpointing_recorded_is_the_built_configs_not_the_one_asked_for():
+    """Unsloth's GRPOConfig turns the kit's use_reentrant=False into True once built: the report records the result."""
+    asked = {"gradient_checkpointing": True, "gradient_checkpointing_kwargs": {"use_reentrant": False}}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(**asked)) == {"enabled": True, "use_reentrant": False}
+    unsloth_built = {**asked, "gradient_checkpointing_kwargs": {"use_reentrant": True}}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(**unsloth_built)) == {"enabled": True,
+                                                                                  "use_reentrant": True}
+    assert reasoner_rl.checkpointing_applied(SimpleNamespace(gradient_checkpointing=False)) == {
+        "enabled": False, "use_reentrant": None}
+
+
+def _fake_unsloth(folder: Path, record: Path) -> Path:
+    """A package named unsloth that records, when imported, which of trl/transformers/peft were already imported and
+    where Unsloth would write its compiled code, then fails as Unsloth does without its stack (no GPU here)."""
+    pkg = folder / "unsloth"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import json, os, sys\n"
+        f"seen = {{'before': [m for m in {PATCHED_ON_IMPORT!r} if m in sys.modules],\n"
+        "        'compile_location': os.environ.get('UNSLOTH_COMPILE_LOCATION')}\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(seen))\n"
+        "raise ImportError('a stand-in for unsloth: no GPU here')\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("entry", ["train", "blocker"])
+def test_on_unsloth_the_stage_imports_it_before_trl_transformers_and_peft(tmp_path, entry):
+    """Unsloth patches trl, transformers and peft when it is imported, so it must come first. A fresh interpreter runs
+    the stage (train, or notebook 08's grpo_blocker check before it) on a profile whose backend is Unsloth, with a
+    stand-in unsloth that records what was imported before it, as far as the stage goes without a GPU."""
+    record = tmp_path / "seen.json"
+    fake = _fake_unsloth(tmp_path / "fake", record)
+    call = {"train": "reasoner_rl.train(cfg, recommendation=rec)",
+            "blocker": "reasoner_rl.grpo_blocker(cfg, rec)"}[entry]
+    script = (f"import sys\nsys.path.insert(0, {str(fake)!r})\n"
+              "from helpers import config\nfrom helpers.agents.stages import reasoner_rl\n"
+              "cfg = config.load_profile('smoke', run='order', overrides={'model.use_unsloth': 'auto'})\n"
+              "rec = {'use_unsloth': {'value': True, 'reason': 'a GPU with Unsloth (stand-in)'}}\n"
+              f"try:\n    {call}\nexcept RuntimeError as exc:\n    print(exc)\n")
+    env = {**os.environ, "KIT_RUNS_DIR": str(tmp_path / "runs"), "KIT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("UNSLOTH_COMPILE_LOCATION", None)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "import unsloth failed" in done.stdout, done.stdout + done.stderr
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert seen["before"] == [], f"imported before unsloth: {seen['before']}"
+    # and its compiled code goes under the kit's cache, not into the working directory (notebooks/ in a notebook)
+    assert seen["compile_location"] == str(tmp_path / "cache" / "unsloth_compiled_cache")
 
 
 def test_the_memory_estimate_follows_the_profile_and_knows_no_tiny_model():

@@ -307,6 +307,18 @@ def test_resumed_run_ends_with_the_same_adapter(runs):
     assert runs["full"]["chunk_losses"] == runs["resumed"]["chunk_losses"]
 
 
+def test_the_disk_check_sizes_a_chunk_checkpoint_as_it_is_written(runs):
+    """What the disk check before each save counts (memory.checkpoint_bytes: adapter + optimizer state + the replay
+    buffer + the fixed part) against the files of a real chunk checkpoint: never under, at most a fifth over."""
+    from helpers.env.memory import checkpoint_bytes
+    summary, latest = runs["full"], ckpt.latest_checkpoint(runs["root"] / "full")
+    folder, state = latest[0], latest[1]
+    written = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    counted = checkpoint_bytes(summary["trainable_params"], summary["params"]["optim"],
+                               extra_bytes=len(json.dumps(state["replay_buffer"])))
+    assert 0.8 * counted <= written <= counted, (written, counted)
+
+
 def test_metrics_logged_after_the_last_checkpoint_are_dropped_on_resume(runs):
     assert runs["lines_after_crash"] > runs["lines_at_checkpoint"]  # the dying chunk had logged steps
     full = telemetry.read_metrics(runs["root"] / "full" / "metrics.jsonl")

@@ -183,3 +183,111 @@ def test_the_kit_main_pins_need_the_gpu_stack(wheels):
     assert {m.split()[0] for m in missing} >= {"transformers", "trl", "datasets"}
     assert stack.unmet([r for r in _requirements(wheels) if box.canon(r.name) not in box.GUARDED],
                        gpu_setup.pins()) == []
+
+
+# ---------------------------------------------------------------- what importing Unsloth does (docs/gpu.md)
+@functools.cache
+def _member(wheel: Path, path: str) -> str:
+    """One file of a wheel, as text."""
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(path).decode("utf-8")
+
+
+def _env_reads(text: str) -> set[str]:
+    """The variables the source reads with os.getenv(...) / os.environ.get(...) (literal names; not in strings)."""
+    return {node.args[0].value for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "os.environ.get") and node.args
+            and isinstance(node.args[0], ast.Constant)}
+
+
+def test_the_libraries_the_kit_imports_after_unsloth_are_the_ones_it_patches(wheels):
+    """import_unsloth (and tests/test_rl.py's stand-in) check the very modules Unsloth warns about when they came
+    first."""
+    tree = ast.parse(_member(wheels["unsloth"], "unsloth/_gpu_init.py"))
+    [critical] = [ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and [ast.unparse(t) for t in n.targets] == ["critical_modules"]]
+    assert set(critical) == set(unsloth_api.PATCHED_ON_IMPORT)
+
+
+def test_unsloth_zoo_reads_the_compile_location_the_kit_sets(wheels):
+    """unsloth_zoo writes its generated code where UNSLOTH_COMPILE_LOCATION says, else into unsloth_compiled_cache/
+    under the working directory: the kit sets the variable (unsloth_api.unsloth_environ) and ignores the folder."""
+    text = _member(wheels["unsloth-zoo"], "unsloth_zoo/compiler.py")
+    reads = _env_reads(text)
+    assert unsloth_api.COMPILE_LOCATION_VAR in reads, sorted(reads)
+    defaults = {n.value.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == [unsloth_api.COMPILE_LOCATION_VAR]
+                and isinstance(n.value, ast.Constant)}
+    assert defaults == {"unsloth_compiled_cache"}  # relative: the working directory's
+    assert set(unsloth_api.unsloth_environ()) == {unsloth_api.COMPILE_LOCATION_VAR}
+    assert "unsloth_compiled_cache/" in (gpu_setup.ROOT / ".gitignore").read_text().splitlines()
+
+
+def _assigned_in(tree: ast.AST, name: str, under: str | None = None) -> list[str]:
+    """The string constants assigned to `name` (implicit concatenation is one constant), only in the body of an `if`
+    whose test reads `under` (not its elif/else) when given."""
+    scopes = ([b for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == under for b in n.body]
+              if under else [tree])
+    return [n.value.value for scope in scopes for n in ast.walk(scope) if isinstance(n, ast.Assign)
+            and [ast.unparse(t) for t in n.targets] == [name] and isinstance(n.value, ast.Constant)]
+
+
+def _installed_source(module: str) -> str:
+    """An installed module's source, found without importing it."""
+    import importlib.util
+    package, _, rest = module.partition(".")
+    root = Path(importlib.util.find_spec(package).origin).parent  # finding a top-level package imports nothing
+    return (root / (rest.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+
+
+def test_unsloths_grpo_holds_the_kl_term_to_the_base_model_not_the_starting_adapter(wheels):
+    """docs/rl.md: on trl >= 1.4 Unsloth deletes GRPOTrainer's block that copies a PEFT model's adapter as "ref", so
+    trl's reference pass runs with the adapters disabled (the base model). Checked on the installed trl's source."""
+    import re
+    from helpers.agents.stages import reasoner_rl
+    tree = ast.parse(_texts(wheels["unsloth"])["unsloth/models/rl.py"])
+    [pattern] = _assigned_in(tree, "peft_pattern", under="trl_version >= Version('1.4.0')")
+    trainer = _installed_source("trl.trainer.grpo_trainer")
+    assert 'model.add_adapter("ref"' in trainer  # this trl copies the starting adapter on transformers + PEFT
+    patched = re.sub(pattern, "\n", trainer, flags=re.DOTALL)
+    assert 'model.add_adapter("ref"' not in patched, "Unsloth's pattern no longer removes trl's copy"
+    # the reference pass then falls back to the model with its adapters off
+    assert 'use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None)' in patched
+    assert reasoner_rl.kl_reference(object(), 0.04, "unsloth").startswith(reasoner_rl.KL_BASE_MODEL)
+
+
+def test_unsloths_grpo_config_makes_checkpointing_reentrant_and_the_report_says_so(wheels):
+    """docs/rl.md: the kit asks GRPOConfig for use_reentrant=False; Unsloth's config sets it True whenever
+    checkpointing is on. The wheel's own code is run on a stand-in config, and the report reads the result."""
+    from types import SimpleNamespace
+
+    from helpers.agents.stages import reasoner_rl
+    tree = ast.parse(_texts(wheels["unsloth"])["unsloth/models/rl.py"])
+    [post] = _assigned_in(tree, "RLConfig_post")
+    scope: dict = {}
+    exec("def post(self):\n" + post, scope)  # the lines Unsloth appends to its GRPOConfig.__init__
+    args = SimpleNamespace(gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": False})
+    scope["post"](args)
+    assert reasoner_rl.checkpointing_applied(args) == {"enabled": True, "use_reentrant": True}
+    off = SimpleNamespace(gradient_checkpointing=False, gradient_checkpointing_kwargs={"use_reentrant": False})
+    scope["post"](off)
+    assert off.gradient_checkpointing_kwargs == {"use_reentrant": False}
+
+
+def _calls_under(tree: ast.AST, test: str) -> set[str]:
+    """The calls (unparsed) in the body of every `if <test>:` of the module."""
+    return {ast.unparse(c) for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == test
+            for b in n.body for c in ast.walk(b) if isinstance(c, ast.Call)}
+
+
+def test_unsloth_zoo_removes_expandable_segments_on_rocm_so_the_kit_does_not_ask_for_it(wheels):
+    """helpers.env: on ROCm with Unsloth the env check neither recommends PYTORCH_HIP_ALLOC_CONF=expandable_segments
+    nor warns without it, because unsloth_zoo's import deletes it (rules.UNSLOTH_ROCM_ALLOCATOR says so)."""
+    from helpers.env import rules
+    tree = ast.parse(_member(wheels["unsloth-zoo"], "unsloth_zoo/__init__.py"))
+    on_rocm = _calls_under(tree, "IS_TORCH_ROCM_BUILD")
+    assert {"delete_key('PYTORCH_HIP_ALLOC_CONF')", "delete_key('PYTORCH_CUDA_ALLOC_CONF')",
+            "remove_expandable_segments('PYTORCH_ALLOC_CONF')"} <= on_rocm, sorted(on_rocm)
+    assert "remove_expandable_segments('PYTORCH_ALLOC_CONF')" in _calls_under(tree, "IS_HIP_RUNTIME")
+    version = stack.wheel_metadata(wheels["unsloth-zoo"])[1]
+    assert rules.UNSLOTH_ROCM_ALLOCATOR.startswith(f"unsloth_zoo {version},")

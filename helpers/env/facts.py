@@ -205,12 +205,13 @@ def hf_cache_paths(environ: MutableMapping[str, str] | None = None) -> list[str]
     return paths
 
 
-def _run_python(code: str, timeout_s: float) -> tuple[bool, str]:
-    """Run `code` in a fresh interpreter (a crash or hang there cannot take the notebook down)."""
+def _run_python(code: str, timeout_s: float, env: dict[str, str] | None = None) -> tuple[bool, str]:
+    """Run `code` in a fresh interpreter (a crash or hang there cannot take the notebook down), with `env`'s
+    variables where the environment does not set them already."""
     start = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s,
-                              env=dict(os.environ))
+                              env={**(env or {}), **os.environ})
     except subprocess.TimeoutExpired:
         return False, f"timed out after {timeout_s:.0f} s"
     if proc.returncode == 0:
@@ -229,8 +230,9 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
     elif facts["backend"] not in ("rocm", "cuda"):
         out.update(importable=False, detail="not tried: the kit uses Unsloth only on a GPU")  # 2026.10 has a CPU
         # fallback of its own; on a CPU the kit trains with transformers + PEFT
-    else:
-        ok, detail = _run_python("import unsloth", timeout_s)
+    else:  # its compiled code sent under the kit's cache, as import_unsloth does, not into the working directory
+        from helpers.models.unsloth_api import unsloth_environ
+        ok, detail = _run_python("import unsloth", timeout_s, env=unsloth_environ())
         out.update(importable=ok, detail=detail)
 
 

@@ -364,7 +364,9 @@ def rl_estimate(model: Any, *, completions: int, prompt_len: int, completion_len
     completion of the step at full length (`completions` = prompts_per_step x num_generations, 16-bit) and the last
     position's logits. Training: estimate() over those completions as one batch of prompt + completion tokens,
     plus, with beta > 0, the reference model's per-token log-probabilities (one fp32 number a token; the reference
-    is the base with its adapters off, so its weights are not held twice). `train` goes to estimate()."""
+    is the base with its adapters off on Unsloth, or a frozen copy of the adapter on transformers + PEFT with trl 1.x,
+    so the base weights are not held twice; that copy, the adapter's size once more, is not counted). `train` goes
+    to estimate()."""
     s, seq = get_shape(model), prompt_len + completion_len
     step = estimate(model, batch_size=completions, seq_len=seq, **train)
     act = activation_bytes(step.settings["dtype"])
@@ -377,6 +379,46 @@ def rl_estimate(model: Any, *, completions: int, prompt_len: int, completion_len
             "phase": "generating" if generating >= training else "training",
             "generating_gib": round(generating / GIB, 2), "training_gib": round(training / GIB, 2),
             "kv_cache_gib": round(kv / GIB, 2), "completions": completions, "seq_len": seq}
+
+
+# ---------------------------------------------------------------- disk: one chunk checkpoint
+# What a chunk checkpoint holds besides the adapter and the optimizer state (helpers.train.outputs.save_chunk):
+# scheduler.pt, adapter_config.json, PEFT's README.md, trainer_state.json's counters, per-chunk rows and RNG states
+# (~40 KB of JSON), and optimizer.pt's framing (~350 B a tensor: 70 KB on the tiny model; ~1 MB on a 72B LoRA, a
+# ten-thousandth of its 10 GB). The replay buffer is counted apart (extra_bytes): its JSON grows with the run.
+CHECKPOINT_FIXED_BYTES = 256 * 1024
+
+
+def checkpoint_bytes(trainable_params: int, optimizer: str = "adamw_torch", extra_bytes: int = 0) -> int:
+    """Bytes one chunk checkpoint takes on disk: the adapter's weights (ADAPTER_BYTES each: PEFT and Unsloth keep
+    them in fp32, and adapter_model.safetensors stores them so), the optimizer's state (OPTIMIZERS: AdamW's two fp32
+    moments, 8 B a parameter; an optimizer the table lacks counts as AdamW), extra_bytes (the replay buffer's JSON)
+    and CHECKPOINT_FIXED_BYTES. The disk check before each save (helpers.train.checkpoints.check_disk) uses it."""
+    per_param = ADAPTER_BYTES + OPTIMIZERS.get(optimizer, OPTIMIZERS["adamw_torch"])
+    return int(trainable_params * per_param + extra_bytes + CHECKPOINT_FIXED_BYTES)
+
+
+def adapter_checkpoint_bytes(model: Any, *, rank: int, method: str = "lora",
+                             target_modules: str | Iterable[str] = "all-linear", optimizer: str = "adamw_torch") -> int:
+    """checkpoint_bytes for an adapter of the model's shape (a known name, a config.json, ...): Qwen2.5-72B at r=64
+    on all seven projections is 842M parameters x (4 + 8) B = 10.1 GB (9.4 GiB); r=128 twice that."""
+    if method not in ("lora", "rslora", "dora"):
+        raise ValueError(f"method: {method!r} is not an adapter (lora, rslora or dora)")
+    return checkpoint_bytes(adapter_params(get_shape(model), rank, target_modules, method), optimizer)
+
+
+def checkpoint_table(model: Any, adapters: Mapping[str, Any], *, target_modules: str | Iterable[str] = "all-linear",
+                     optimizer: str = "adamw_torch", keep: int = 2) -> list[dict]:
+    """One row per adapter (name -> its settings: .method and .r, a profile's `models:` entries): trainable
+    parameters, one chunk checkpoint in GiB, and the `keep` kept ones (train.keep_checkpoints; 0 keeps every chunk's:
+    None). A save needs twice one checkpoint free beyond env.min_free_disk_gb."""
+    rows = []
+    for name, spec in adapters.items():
+        n = adapter_params(get_shape(model), spec.r, target_modules, spec.method)
+        one = checkpoint_bytes(n, optimizer)
+        rows.append({"adapter": name, "method": spec.method, "r": spec.r, "trainable_params": n,
+                     "checkpoint_gib": round(one / GIB, 2), "kept_gib": round(keep * one / GIB, 2) if keep else None})
+    return rows
 
 
 def fits(est: MemoryEstimate, device_gib: float, headroom: float = 0.05) -> bool:

@@ -9,7 +9,8 @@ import os
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, MutableMapping
 
-from helpers.env.rules import BF16_ROCM_GFX, bf16_capable, bnb_usable, get, hw_gfx, unsloth_choice, unsloth_keeps_4bit
+from helpers.env.rules import (BF16_ROCM_GFX, UNSLOTH_ROCM_ALLOCATOR, bf16_capable, bnb_usable, get, hw_gfx,
+                               unsloth_choice, unsloth_drops_expandable_segments, unsloth_keeps_4bit)
 
 if TYPE_CHECKING:  # importing helpers.config needs yaml
     from helpers.config import ModelSettings
@@ -84,8 +85,11 @@ def recommend(facts: dict, model: ModelSettings | None = None) -> dict:
         "gradient_checkpointing": _item(True, "recomputes activations: ~20-30% slower steps for far less "
                                               "memory; the seeds trained 72B with it on") if gpu else
         _item(False, "no GPU memory to save; recomputing activations would only cost time"),
-        "env": _recommend_env(facts),
+        "env": _recommend_env(facts, model),
     }
+    if unsloth_drops_expandable_segments(facts, model.use_unsloth if model is not None else "auto"):
+        rec["env_not_set"] = {"PYTORCH_HIP_ALLOC_CONF": f"expandable_segments:True would not reach torch: "
+                                                        f"{UNSLOTH_ROCM_ALLOCATOR}"}
     for key, value in (asdict(model) if model is not None else {}).items():
         if key in rec and isinstance(rec[key], dict) and value != "auto" and value != rec[key].get("value"):
             rec[key]["profile"] = value
@@ -93,14 +97,16 @@ def recommend(facts: dict, model: ModelSettings | None = None) -> dict:
     return rec
 
 
-def _recommend_env(facts: dict) -> dict:
+def _recommend_env(facts: dict, model: ModelSettings | None) -> dict:
+    """The variables apply_env sets; on ROCm with Unsloth no allocator variable (recommend's env_not_set says why)."""
     env = {"TOKENIZERS_PARALLELISM": _item("false", "tokenizing before DataLoader workers fork makes the Rust "
                                                     "tokenizers warn on every fork and risks a deadlock")}
     if facts.get("backend") == "rocm":
         env["TORCH_COMPILE"] = _item("0", "the seeds' compiled run reached into bitsandbytes and failed")
         env["TORCHDYNAMO_DISABLE"] = _item("1", "torch's own switch that turns torch.compile into a no-op")
-        env["PYTORCH_HIP_ALLOC_CONF"] = _item("expandable_segments:True",
-                                              "less fragmentation as batch shapes vary (the MI50 report)")
+        if not unsloth_drops_expandable_segments(facts, model.use_unsloth if model is not None else "auto"):
+            env["PYTORCH_HIP_ALLOC_CONF"] = _item("expandable_segments:True",
+                                                  "less fragmentation as batch shapes vary (the MI50 report)")
         if hw_gfx(facts) == "gfx906":
             env["HSA_OVERRIDE_GFX_VERSION"] = _item("9.0.6", "the MI50 team's working native gfx906 setting")
     elif facts.get("backend") == "cuda":

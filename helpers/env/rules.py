@@ -96,6 +96,31 @@ def unsloth_choice(facts: dict) -> tuple[bool, str]:
     return True, f"GPU present and unsloth {version} imports: Unsloth's loader and kernels"
 
 
+# A profile switch's values that mean off (model.use_unsloth: false, "no", ...): helpers.models.settings.falsy reads
+# the same words.
+OFF_WORDS = ("false", "no", "off", "0", "none")
+
+
+def unsloth_backend(facts: dict, use_unsloth: Any = "auto") -> bool:
+    """Whether the kit trains on Unsloth here: the profile's model.use_unsloth is not off and unsloth_choice says
+    yes (helpers.models.settings.choose_backend's rule, on the facts)."""
+    off = use_unsloth is False or str(use_unsloth).strip().lower() in OFF_WORDS
+    return not off and unsloth_choice(facts)[0]
+
+
+# What unsloth_zoo 2026.10.9 does to the allocator variables when it is imported on a ROCm torch (its __init__.py).
+UNSLOTH_ROCM_ALLOCATOR = ("unsloth_zoo 2026.10.9, imported on a ROCm torch, deletes PYTORCH_HIP_ALLOC_CONF and "
+                          "PYTORCH_CUDA_ALLOC_CONF and strips expandable_segments from PYTORCH_ALLOC_CONF "
+                          "(\"expandable_segments is not supported on ROCm/HIP\"); other allocator options survive "
+                          "in PYTORCH_ALLOC_CONF")
+
+
+def unsloth_drops_expandable_segments(facts: dict, use_unsloth: Any = "auto") -> bool:
+    """The backend is Unsloth on ROCm, where Unsloth removes expandable_segments whatever is set
+    (UNSLOTH_ROCM_ALLOCATOR): the kit neither recommends it nor warns without it there."""
+    return facts.get("backend") == "rocm" and unsloth_backend(facts, use_unsloth)
+
+
 def bf16_capable(facts: dict) -> bool:
     """Whether the GPU has native bf16 (MI100+/gfx90a/gfx94x, CUDA sm_80+)."""
     if facts.get("backend") == "rocm":
@@ -321,13 +346,24 @@ RULES: list[Rule] = [
          "Set TORCH_COMPILE=0 and TORCHDYNAMO_DISABLE=1 before torch is imported "
          "(helpers.env.apply_env does it from the recommendation)."),
     Rule("allocator_expandable_segments", "warn", "GPU allocator without expandable_segments",
-         lambda f, s: has_gpu(f)
+         lambda f, s: has_gpu(f) and not unsloth_drops_expandable_segments(f, s.get("use_unsloth"))
          and "expandable_segments:true" not in (alloc_conf(f)[1] or "").lower().replace(" ", ""),
          lambda f, s: f"{alloc_conf(f)[0]} is {_shown(alloc_conf(f)[1])}: without expandable_segments the caching "
          "allocator fragments as batch shapes vary and a run can OOM with GBs nominally free; the MI50 "
          "team needed it just to load models.",
          "Set PYTORCH_HIP_ALLOC_CONF (ROCm) or PYTORCH_CUDA_ALLOC_CONF (CUDA) to expandable_segments:True "
-         "before the first GPU allocation (helpers.env.apply_env does)."),
+         "before the first GPU allocation (helpers.env.apply_env does). Not on ROCm with Unsloth, which removes it "
+         "(allocator_unsloth_rocm)."),
+    Rule("allocator_unsloth_rocm", "info", "expandable_segments set, but Unsloth on ROCm removes it",
+         lambda f, s: unsloth_drops_expandable_segments(f, s.get("use_unsloth"))
+         and any("expandable_segments" in (_env(f, var) or "") for var in ALLOC_VARS),
+         lambda f, s: "; ".join(f"{var}={_env(f, var)!r}" for var in ALLOC_VARS
+                                if "expandable_segments" in (_env(f, var) or ""))
+         + f": the backend is Unsloth on ROCm, and {UNSLOTH_ROCM_ALLOCATOR}. The allocator runs without "
+         "expandable_segments whatever is set here, so the kit neither sets it nor warns without it on this backend.",
+         "Nothing to do for Unsloth; unset it so the setting on record is the one that applies. Put other "
+         "allocator options in PYTORCH_ALLOC_CONF. To train with expandable_segments, set model.use_unsloth: false "
+         "(transformers + PEFT keeps it)."),
     Rule("hsa_override_mi300x", "fail", "HSA_OVERRIDE_GFX_VERSION set on an MI300X-class GPU",
          lambda f, s: hw_gfx(f) in NATIVE_DC_GFX and bool(_env(f, "HSA_OVERRIDE_GFX_VERSION")),
          lambda f, s: f"HSA_OVERRIDE_GFX_VERSION={_env(f, 'HSA_OVERRIDE_GFX_VERSION')} on "

@@ -2,9 +2,10 @@
 
 Import seam: Unsloth patches transformers/peft/trl when it is imported, so it must be imported BEFORE
 them in the process. Nothing in helpers.models (nor helpers.train / helpers.train.telemetry / helpers.prompts)
-imports transformers or peft at import time; load_model() imports Unsloth first when choose_backend()
-picks it, and only then transformers. In a notebook, call load_model() before importing transformers
-or peft yourself.
+imports transformers or peft at import time; import_backend() is the one place that rule lives: it imports
+Unsloth when choose_backend() picks it. load_model() starts with it, and a stage that imports trl or
+transformers before it loads a model (the RL stage) calls it first. In a notebook, call load_model() before
+importing transformers or peft yourself.
 """
 
 from __future__ import annotations
@@ -71,18 +72,27 @@ def count_parameters(model: Any) -> tuple[int, int]:
     return trainable, total
 
 
+def import_backend(model: ModelSettings, recommendation: dict | None = None, facts: dict | None = None) -> str:
+    """The backend choose_backend() picks for the profile's `model` settings ('unsloth' or 'transformers'), made
+    ready in the order Unsloth needs: the recommendation's environment variables set (TORCH_COMPILE=0 etc. on ROCm,
+    before torch compiles anything), then Unsloth imported when it is the backend, before trl, transformers or peft.
+    Idempotent: a second call imports nothing new."""
+    backend = choose_backend(facts if facts is not None else recommendation, model)
+    if recommendation:
+        from helpers import env
+        env.apply_env(recommendation)
+    if backend == "unsloth":
+        import_unsloth()
+    return backend
+
+
 def load_model(base: str | Path, *, model: ModelSettings, recommendation: dict | None = None, for_training: bool = True,
                facts: dict | None = None, train: TrainSettings | None = None, tiny_kwargs: dict | None = None,
                ) -> tuple[Any, Any, dict]:
     """(model, tokenizer, info): base "tiny" | a packaged model ("smollm2-135m") | hub id | local dir, on the chosen
     backend with the profile's `model` settings, "auto" resolved against the recommendation."""
     settings = resolve_settings(model, recommendation, train)
-    backend = choose_backend(facts if facts is not None else recommendation, model)
-    if recommendation:
-        from helpers import env
-        env.apply_env(recommendation)  # TORCH_COMPILE=0 etc. on ROCm, before torch compiles anything
-    if backend == "unsloth":
-        import_unsloth()  # before anything below imports transformers (the tiny builder does)
+    backend = import_backend(model, recommendation, facts)  # before anything below imports transformers (tiny does)
     source, kind = resolve_base(base, tiny_kwargs)
     info: dict[str, Any] = {"base": str(base), "source": str(source), "kind": kind, "backend": backend,
                             **settings, "warnings": []}

@@ -14,8 +14,9 @@ DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16
 
 
 def falsy(value: Any) -> bool:
-    """A profile or recommendation value meaning off (false, "no", "0", ...)."""
-    return value is False or str(value).strip().lower() in ("false", "no", "off", "0", "none")
+    """A profile or recommendation value meaning off (false, "no", "0", ...: helpers.env.rules.OFF_WORDS)."""
+    from helpers.env.rules import OFF_WORDS
+    return value is False or str(value).strip().lower() in OFF_WORDS
 
 
 def truthy(value: Any) -> bool:

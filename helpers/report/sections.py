@@ -423,6 +423,22 @@ def _halves(rep: dict, kind: str, name: str) -> str:
     return f"{num((halves.get('first') or {}).get(name), 3)} to {num((halves.get('last') or {}).get(name), 3)}"
 
 
+def _backend_name(backend: str | None) -> str:
+    """ "Unsloth" / "transformers + PEFT": the training backend a report names ("backend ?" when it does not say)."""
+    return {"unsloth": "Unsloth", "transformers": "transformers + PEFT"}.get(backend or "", "backend ?")
+
+
+def _rl_checkpointing(gc: dict | None) -> str:
+    """ ", gradient checkpointing reentrant": the checkpointing GRPO really ran with (Unsloth's GRPOConfig makes it
+    reentrant), or nothing where the report does not say."""
+    if not gc:
+        return ""
+    if not gc.get("enabled"):
+        return ", no gradient checkpointing"
+    reentrant = gc.get("use_reentrant")
+    return f", gradient checkpointing {'reentrant' if reentrant else 'non-reentrant' if reentrant is False else '?'}"
+
+
 def rl_section(ctx: Ctx, rep: dict) -> list[Block]:
     """agents/reasoner_rl.json: the reinforcement stage's steps, seconds a step, each reward at its first and last
     logged step and per family in the run's first and second half, zero rewards by reason, and its curves."""
@@ -432,8 +448,9 @@ def rl_section(ctx: Ctx, rep: dict) -> list[Block]:
     out: list[Block] = [
         ("p", f"{num(rep.get('steps'))} GRPO steps from the {(rep.get('start') or {}).get('from', '?')} reasoner, "
               f"{num(rep.get('seconds_per_step'), 2)} s a step (generation included), token budget "
-              f"{num(rep.get('token_budget'))}, trl {rep.get('trl')}, KL against {rep.get('kl_reference')}; zero "
-              f"rewards by reason: {rep.get('zero_reasons') or 'none'}."),
+              f"{num(rep.get('token_budget'))}, {_backend_name(rep.get('backend'))}, trl {rep.get('trl')}, KL against "
+              f"{rep.get('kl_reference')}{_rl_checkpointing(rep.get('gradient_checkpointing'))}; zero rewards by "
+              f"reason: {rep.get('zero_reasons') or 'none'}."),
         ("table", ["reward", "first step", "last step", "whole run"],
          [[n, num(first.get(n), 3), num(last.get(n), 3), num((rep.get("rewards_overall") or {}).get(n), 3)]
           for n in rewards]),

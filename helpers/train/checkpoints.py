@@ -60,11 +60,6 @@ def check_disk(path: str | os.PathLike, estimate_bytes: int, margin_gb: float) -
     return out
 
 
-def estimate_checkpoint_bytes(trainable_params: int, param_bytes: int = 4, extra_bytes: int = 0) -> int:
-    """Adapter weights + AdamW's two fp32 moments per trainable parameter + JSON state."""
-    return int(trainable_params * (param_bytes + 2 * 4) + extra_bytes + 64 * 1024)
-
-
 def rng_state() -> dict:
     """Python, NumPy and torch RNG states as JSON (restored for provenance; chunks reseed from seed + i)."""
     import numpy as np

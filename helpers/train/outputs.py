@@ -30,8 +30,11 @@ def live_plot(run: ChunkRun, wanted: bool | None) -> Any:
 def save_chunk(run: ChunkRun, chunk: int, scheduler_state: dict) -> Path:
     """Checkpoint chunk `chunk`: adapter, optimizer and scheduler state, replay buffer, counters, RNG, fingerprint."""
     import torch
+
+    from helpers.env.memory import checkpoint_bytes
     buffer_state = run.buffer.state_dict()
-    estimate = ckpt.estimate_checkpoint_bytes(run.info["trainable_params"], extra_bytes=len(json.dumps(buffer_state)))
+    estimate = checkpoint_bytes(run.info["trainable_params"], run.info["optim"],
+                                extra_bytes=len(json.dumps(buffer_state)))
     ckpt.check_disk(run.out_dir, estimate, run.cfg.env.min_free_disk_gb)
 
     def write_files(tmp: Path) -> None:

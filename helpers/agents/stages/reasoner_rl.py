@@ -9,9 +9,10 @@ which). Checkpoints go under models/reasoner_rl/checkpoints/, pointed at by late
 resumes from the last whole one; the final adapter replaces models/reasoner_rl/adapter/ in one rename; the report
 (RunLayout.rl_report) holds each reward's mean per logged step, seconds per step and zero rewards by reason.
 
-The model loads through helpers.models.load_model, so on a GPU with Unsloth it is Unsloth's model (imported before
-trl, as Unsloth requires); only the CPU path (transformers + PEFT) is exercised by the tests. Works with trl 0.19
-(the challenge container) and trl 1.x: GRPOConfig's arguments are chosen from its installed fields (grpo_config_kwargs).
+The stage first makes the profile's backend ready (helpers.models.import_backend: on a GPU with Unsloth, Unsloth is
+imported before trl, transformers and peft, as it requires), then loads through helpers.models.load_model; only the
+CPU path (transformers + PEFT) runs GRPO in the tests. Works with trl 0.19 (the challenge container) and trl 1.x:
+GRPOConfig's arguments are chosen from its installed fields (grpo_config_kwargs).
 """
 
 from __future__ import annotations
@@ -113,7 +114,9 @@ def wanted_args(cfg: config.Profile, info: dict, stop_ids: list[int], *, quiet: 
         save_total_limit=cfg.train.keep_checkpoints or None, report_to="none", seed=cfg.seed, data_seed=cfg.seed,
         # mixed precision only on a GPU with 16-bit weights; trl defaults bf16 on, which a CPU must not get
         bf16=on_gpu and info["dtype"] == "bfloat16", fp16=on_gpu and info["dtype"] == "float16", use_cpu=not on_gpu,
-        # as load_model set it up (the Trainer turns it off when told False): non-reentrant, as the profile asks
+        # as load_model set it up (the Trainer turns it off when told False). Non-reentrant on transformers + PEFT;
+        # unsloth 2026.10.9's GRPOConfig sets use_reentrant=True whenever checkpointing is on (its compiled paths need
+        # the reentrant one), so there it is reentrant: the report's gradient_checkpointing says what applied
         gradient_checkpointing=bool(info["gradient_checkpointing"]),
         gradient_checkpointing_kwargs={"use_reentrant": False}, max_grad_norm=cfg.train.max_grad_norm, weight_decay=0.0,
         # the reply ends where the reasoner's does: the template's end of turn (trl 0.19 stops at EOS only)
@@ -140,10 +143,15 @@ def memory_estimate(cfg: config.Profile, *, dtype: str, grad_checkpointing: bool
 
 
 # ---------------------------------------------------------------- the policy
+def set_seed(seed: int) -> None:
+    """transformers.set_seed, imported when called: after load_model has imported the backend (Unsloth first)."""
+    from transformers import set_seed as seed_everything
+    seed_everything(seed)
+
+
 def load_policy(cfg: config.Profile, recommendation: dict | None) -> tuple[Any, Any, dict, dict]:
     """(peft model, tokenizer, load info, where it started): the supervised reasoner adapter, trainable, when it is
     trained; else a fresh adapter of the reasoner's settings."""
-    from transformers import set_seed
 
     from helpers.models import add_adapter, load_adapter, load_model, missing_adapter_files
     model, tokenizer, info = load_model(cfg.model.weights, model=cfg.model, recommendation=recommendation,
@@ -300,12 +308,35 @@ def steps_figure(rows: list[dict], title: str = "") -> Any:
     return fig
 
 
-def kl_reference(model: Any, beta: float) -> str:
-    """What the KL term holds the policy to: trl 1.x copies the starting adapter ("ref"); trl 0.19 disables the
-    adapters (the base model)."""
+KL_STARTING_ADAPTER, KL_BASE_MODEL = "the starting adapter", "the base model (adapters off)"
+
+
+def kl_reference(model: Any, beta: float, backend: str) -> str:
+    """What the KL term holds the policy to, read off the trained PEFT model: trl's reference pass runs the adapter
+    "ref" when the model has one, else the model with its adapters disabled. trl 1.x on transformers + PEFT copies
+    the starting adapter as "ref"; trl 0.19 makes no copy, and Unsloth (2026.10.9, trl >= 1.4) deletes trl's
+    copying code, so both hold the policy to the base model, not to the supervised reasoner it started from."""
     if beta == 0:
         return "none (beta 0)"
-    return "the starting adapter" if "ref" in getattr(model, "peft_config", {}) else "the base model (adapters off)"
+    if "ref" in (getattr(model, "peft_config", None) or {}):
+        return f"{KL_STARTING_ADAPTER} (trl's frozen copy, \"ref\")"
+    why = ("Unsloth removes trl's copy of the starting adapter" if backend == "unsloth"
+           else f"trl {io.package_version('trl')} keeps no copy of the starting adapter")
+    return f"{KL_BASE_MODEL}: {why}"
+
+
+def checkpointing_applied(args: Any) -> dict:
+    """The gradient checkpointing the GRPOConfig really holds once built: Unsloth's GRPOConfig (2026.10.9) turns the
+    kit's use_reentrant=False into True whenever checkpointing is on; transformers + PEFT keeps False."""
+    kwargs = dict(getattr(args, "gradient_checkpointing_kwargs", None) or {})
+    on = bool(getattr(args, "gradient_checkpointing", False))
+    return {"enabled": on, "use_reentrant": kwargs.get("use_reentrant") if on else None}
+
+
+def trained_model(trainer: Any) -> Any:
+    """The trainer's model without accelerate's wrappers (DDP), where the PEFT adapters live."""
+    accelerator = getattr(trainer, "accelerator", None)
+    return accelerator.unwrap_model(trainer.model) if accelerator is not None else trainer.model
 
 
 def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.RewardBook, trainer: Any,
@@ -321,7 +352,8 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
     return {**io.stamp(params), "start": start, "backend": info["backend"], "trl": io.package_version("trl"),
             "steps": trainer.state.global_step, "resumed_from_step": resumed["step"] if resumed else None,
             "prompts": cfg.rl.prompts, "completions_scored": book.scored.get("correct", 0),
-            "kl_reference": kl_reference(trainer.model, cfg.rl.beta), "rewards": reward_curve(rows),
+            "kl_reference": kl_reference(trained_model(trainer), cfg.rl.beta, info["backend"]),
+            "gradient_checkpointing": checkpointing_applied(trainer.args), "rewards": reward_curve(rows),
             "rewards_overall": book.means(), "rewards_by_kind": book.means_by_kind(),
             "rewards_by_kind_half": book.means_by_half(),
             "zero_reasons": dict(sorted(book.reasons.items())),
@@ -332,10 +364,14 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "token_budget": token_budget(cfg), "token_budget_setting": cfg.rl.token_budget}
 
 
-def grpo_blocker() -> str | None:
+def grpo_blocker(cfg: config.Profile | None = None, recommendation: dict | None = None) -> str | None:
     """Why the installed trl cannot run GRPO here, or None. trl 1.15 scores log-probabilities with a Triton kernel
     and, without Triton (a CPU build of torch), leaves it None and fails inside the first step; trl 0.19 does not
-    use it and trl 1.16 falls back to plain torch."""
+    use it and trl 1.16 falls back to plain torch. Given the profile, its backend is made ready first
+    (helpers.models.import_backend: Unsloth, where it is the backend, imported before trl)."""
+    if cfg is not None:
+        from helpers.models import import_backend
+        import_backend(cfg.model, recommendation)
     import trl
     from trl.trainer import utils as trl_utils
     if getattr(trl_utils, "_ChunkedLogProbFunction", object) is None:
@@ -348,11 +384,12 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
           quiet: bool = True) -> dict:
     """Build the prompts, run GRPO from the supervised reasoner (or a fresh adapter), save the adapter and write the
     report (returned). A checkpoint of the same settings is resumed; resume=False starts over. An install that
-    cannot run GRPO (grpo_blocker) is refused before anything is loaded or written."""
+    cannot run GRPO (grpo_blocker) is refused before anything is loaded or written. Unsloth, where it is the backend,
+    is imported before anything here imports trl, transformers or peft (grpo_blocker does it first)."""
+    blocker = grpo_blocker(cfg, recommendation)
     from helpers.models import release
     from helpers.models.members import apply_cpu_threads, cpu_threads
     from helpers.scoring import end_of_turn_ids
-    blocker = grpo_blocker()
     if blocker:
         raise RuntimeError(blocker)
     t0 = time.time()
