@@ -31,10 +31,11 @@ NOTE = ("A dress rehearsal on CPU with the tiny model's weights standing in for 
 FIGURES = {
     "profile_model": [
         "env.json fit: the training-memory estimate and the will-it-fit table of model.base against this machine",
-        "env.json rl_memory: one GRPO step's memory for model.base",
+        "env.json rl_memory: one GRPO step's memory for model.base, at the profile's own rl settings",
         "env.json reasoning_tokens: the reasoning budget from agents.decode_ms_per_token (the target machine's)",
         "env.json time_plan: examples, steps and hours an adapter for the profile as meant (its own sources and "
-        "sizes, before the overlay's) at train.step_seconds; notebooks 01 and 03 print it too",
+        "sizes, before the overlay's) at train.step_seconds; notebook 01 prints it too (notebook 03 plans the "
+        "rehearsal's own small curriculum)",
     ],
     "stand_in": [
         "every loss, accuracy, letter, token count, tokens/s, step time, peak memory, latency and match score",

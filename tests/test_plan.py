@@ -14,6 +14,7 @@ from helpers import config
 from helpers.data import sizes
 from helpers.train import plan
 from helpers.train.replay import replay_count
+from conftest import shared_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = config.available_profiles()
@@ -88,6 +89,15 @@ def test_the_plan_from_sources_splits_as_the_build_does():
     assert p["train"] == p["examples"] - p["val"] and len(p["chunks"]) == 6 and not p["unknown"]
 
 
+def test_no_examples_to_fill_the_chunks_is_a_line_not_a_crash():
+    cfg = config.with_overrides(config.load_profile("mi300x"), {"data.sources": ["hub:sciq@nosuch"], "data.puzzles": 0})
+    p = plan.from_sources(cfg)
+    assert p["chunks"] == [] and p["steps"] == 0 and p["unknown"] == ["hub:sciq@nosuch"]
+    text = "\n".join(plan.describe(p))
+    assert "no size for hub:sciq@nosuch" in text
+    assert "no steps: 0 training examples cannot fill curriculum.chunks=10" in text
+
+
 def test_an_unknown_size_is_named_and_the_plan_says_at_least():
     cfg = config.with_overrides(config.load_profile("mi300x"),
                                 {"data.sources": ["hub:sciq@train", "hub:sciq@nosuch", "data/missing.jsonl"]})
@@ -129,6 +139,8 @@ def _readme_statement(profile: str) -> str:
 @pytest.mark.parametrize("where", ["profile", "README"])
 def test_every_profiles_stated_time_is_its_plan(profile, where):
     cfg = config.load_profile(profile)
+    if any("../shared" in s for s in cfg.data.sources):
+        shared_samples()  # cpu counts ../shared/upstream-samples: required in CI, a skip with the reason elsewhere
     p = plan.from_sources(cfg)
     assert not p["unknown"], f"{profile}: sizes unknown for {p['unknown']}"
     low, high = min(p["hours"].values()), max(p["hours"].values())

@@ -21,6 +21,7 @@ from helpers.env import memory
 from helpers.io import read_json
 from helpers.layout import RunLayout
 from helpers.train import plan
+from conftest import shared_samples
 
 pytestmark = pytest.mark.profiles
 DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
@@ -49,6 +50,8 @@ def _known(model: str) -> bool:
 @pytest.fixture(scope="module", params=config.available_profiles())
 def checked(request):
     profile = request.param
+    if any("../shared" in s for s in config.load_profile(profile).data.sources):
+        shared_samples()  # cpu reads ../shared/upstream-samples: required in CI, a skip with the reason elsewhere
     return {"profile": profile, "cfg": config.load_profile(profile, f"env-{profile}"),
             **_run_env_check(profile, f"env-{profile}")}
 
@@ -86,14 +89,17 @@ def test_its_estimates_are_the_profiles_real_models(checked):
 
 
 def test_a_model_and_sources_nobody_knows_get_a_line_each_not_a_traceback():
-    overrides = {"model.base": "acme/never-heard-of-it-7B", "data.sources": ["hub:sciq@nosuch", "data/general_mcq.jsonl"]}
+    overrides = {"model.base": "acme/never-heard-of-it-7B", "data.puzzles": 0,
+                 "data.sources": ["hub:sciq@nosuch", "hub:acme/questions@train", "data/nope.jsonl"]}
     got = _run_env_check("mi300x", "env-unknowns", overrides)
     text = got["text"]
     assert not got["errors"] and "Traceback" not in text
     assert "training memory: no estimate for 'acme/never-heard-of-it-7B': unknown model" in text
     assert "RL stage: no memory estimate for 'acme/never-heard-of-it-7B': unknown model" in text
     assert "no size for hub:sciq@nosuch: unknown:" in text and "no split 'nosuch'" in text
-    assert "examples: at least" in text
+    assert "no size for hub:acme/questions@train: unknown: " in text and "unsupported hub dataset" in text
+    assert "no size for data/nope.jsonl: unknown: " in text
+    assert "examples: at least 0" in text and "no steps: 0 training examples cannot fill curriculum.chunks=10" in text
     env = got["env"]
     assert env["fit"]["profile_model_gib"] is None and env["rl_memory"] is None
-    assert env["time_plan"]["unknown"] == ["hub:sciq@nosuch"]
+    assert env["time_plan"]["unknown"] == overrides["data.sources"] and env["time_plan"]["chunks"] == []

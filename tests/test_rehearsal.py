@@ -228,7 +228,13 @@ def test_every_estimate_budget_and_plan_is_the_profiles_real_models(rehearsed):
     assert set(saved["figures"]) == {"profile_model", "stand_in"} and all(saved["figures"].values())
     assert (env["params"]["model"]["base"], env["params"]["model"]["stand_in"]) == (own.model.base, "tiny")
     assert env["fit"]["profile_model_gib"] > 1, "the estimate is not the profile's real model's"
-    assert env["rl_memory"]["peak_gib"] > 1
+    rec = env["recommendation"]
+    dtype = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(rec["dtype"]["value"], "bf16")
+    from helpers.agents.stages import reasoner_rl
+    want = reasoner_rl.memory_estimate(own, dtype=dtype, grad_checkpointing=rec["gradient_checkpointing"]["value"],
+                                       backend="unsloth" if rec["use_unsloth"]["value"] else "transformers")
+    assert env["rl_memory"] == json.loads(json.dumps(want)), "the RL memory is not the profile's as meant"
+    assert env["rl_memory"]["completions"] == own.rl.prompts_per_step * own.rl.num_generations
     assert env["reasoning_tokens"]["tokens"] == reasoner.token_budget(own.agents)
     assert env["time_plan"] == json.loads(json.dumps(plan.from_sources(own))), "the plan is not the profile's own"
     assert env["time_plan"]["puzzles"] == own.data.puzzles != rehearsed["cfg"].data.puzzles  # not the overlay's size

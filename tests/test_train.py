@@ -309,7 +309,7 @@ def test_resumed_run_ends_with_the_same_adapter(runs):
 
 def test_the_disk_check_sizes_a_chunk_checkpoint_as_it_is_written(runs):
     """What the disk check before each save counts (memory.checkpoint_bytes: adapter + optimizer state + the replay
-    buffer + the fixed part) against the files of a real chunk checkpoint: never under, at most a fifth over."""
+    buffer + the fixed part) against the files of a real chunk checkpoint: never under, at most a quarter over."""
     from helpers.env.memory import checkpoint_bytes
     summary, latest = runs["full"], ckpt.latest_checkpoint(runs["root"] / "full")
     folder, state = latest[0], latest[1]

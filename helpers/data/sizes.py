@@ -73,7 +73,8 @@ def hub_size(spec: str) -> SourceSize:
         return SourceSize(spec, sum(table.values()), CARD.format(name=name) + ", every split")
     found = sliced_rows(split, table)
     if found is None:
-        return SourceSize(spec, None, f"unknown: {name} {config or ''} has no split {split!r} in helpers/data/sizes.py "
+        where = f"{name} config {config}" if config else name
+        return SourceSize(spec, None, f"unknown: {where} has no split {split!r} in helpers/data/sizes.py "
                                       f"(known: {', '.join(table)})")
     return SourceSize(spec, found[0], CARD.format(name=name))
 

@@ -6,7 +6,9 @@
 
 Notebook 00 and 01 print it from the sources' sizes, notebook 03 from the curriculum notebook 02 wrote. The rows are
 counted before the build drops or converts anything, so the examples are an upper bound within a few percent; a
-source whose size is unknown is named with why, and the plan counts without it ("at least").
+source whose size is unknown is named with why, and the plan counts without it ("at least"). Steps per epoch round
+up, as transformers 5.x's Trainer does; 4.51 (the challenge container's) rounds down, one step fewer per chunk where
+train.grad_accum > 1 (mi300x: 3,090 trained against 3,099 planned).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def chunk_steps(cfg: Profile, fresh_per_chunk: Iterable[int]) -> list[dict]:
     """Per chunk: fresh examples, replayed ones (the schedule's share, capped by what the reservoir holds), the
     mixed total and its optimizer steps at train.epochs_per_chunk."""
     fresh = list(fresh_per_chunk)
+    if not fresh:
+        return []
     ratios = replay_schedule(len(fresh), cfg.train.replay_start, cfg.train.replay_end)
     out, seen = [], 0
     for n, ratio in zip(fresh, ratios):
@@ -76,8 +80,8 @@ def from_sources(cfg: Profile, sizes: list[SourceSize] | None = None) -> dict:
     train = examples - round(examples * cfg.data.val_fraction)
     plan = from_chunks(cfg, chunk_sizes(train, cfg.curriculum.chunks) if train >= cfg.curriculum.chunks else [])
     return {"sources": [{"source": s.source, "rows": s.rows, "how": s.how} for s in sizes],
-            "puzzles": cfg.data.puzzles, "examples": examples, "val": examples - train,
-            "unknown": [s.source for s in sizes if s.rows is None], **plan}
+            "puzzles": cfg.data.puzzles, "examples": examples, "val": examples - train, "chunks_wanted":
+            cfg.curriculum.chunks, "unknown": [s.source for s in sizes if s.rows is None], **plan}
 
 
 def _h(value: float) -> str:
@@ -93,6 +97,9 @@ def describe(plan: dict) -> list[str]:
     if "examples" in plan:
         lines.append(f"examples: {least}{plan['examples']:,} ({plan['puzzles']:,} puzzles), {plan['train']:,} to "
                      f"train, {plan['val']:,} held out (rows before the build's drops and dedupe)")
+    if not plan["chunks"]:
+        return lines + [f"no steps: {plan.get('train', 0):,} training examples cannot fill curriculum.chunks="
+                        f"{plan.get('chunks_wanted', '?')} (notebook 02 stops there too)"]
     replayed = sum(c["replayed"] for c in plan["chunks"])
     lines.append(f"optimizer steps an adapter: {least}{plan['steps']:,} over {len(plan['chunks'])} chunk(s) "
                  f"({replayed:,} replayed examples) at {plan['step_seconds']:g} s a step (train.step_seconds)")

@@ -181,7 +181,9 @@ def fingerprint_of(cfg: config.Profile, prompts: Path, start: dict) -> dict:
     lay = RunLayout.of(cfg)
     start_sha = adapter_sha256(lay.adapter_dir(REASONER)) if start["from"] == "supervised" else "fresh"
     rl = {f"rl.{k}": v for k, v in config.as_dict(cfg.rl).items() if k not in RESUMABLE_CHANGES}
-    return {**rl, "token_budget": token_budget(cfg), "model": config.as_dict(cfg.model), "seed": cfg.seed,
+    # stand_in only where set: a checkpoint from before the key existed still resumes
+    model = {k: v for k, v in config.as_dict(cfg.model).items() if k != "stand_in" or v is not None}
+    return {**rl, "token_budget": token_budget(cfg), "model": model, "seed": cfg.seed,
             "start": start_sha, "adapter": config.as_dict(cfg.reasoner.adapter),
             "target_modules": list(cfg.train.target_modules),
             "prompts_sha256": io.file_sha256(prompts)}
