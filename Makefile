@@ -61,6 +61,9 @@ help:
 
 setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 
+# First, before anything is installed: the pin set for this Python and its torch (helpers/env/pinsets.py), said in one
+# line and recorded in the venv (kit-pin-plan.json); a Python or torch no tested set fits, or a torch changed since the
+# venv's pins were chosen, stops here with exit 2 and the fix (`python -m helpers.env box plan` asks the same question).
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
 # the venv sees it through --system-site-packages and pip never replaces it: the box's torch stack is recorded before
 # anything is installed (helpers/env/box.py; notebook 00 compares against it), and the pins of torch and of what it
@@ -68,8 +71,9 @@ setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 # in first, so no dependency can drag in a multi-GB CUDA build. Once make setup-gpu has installed Unsloth, a rebuild
 # keeps constraints-gpu.txt's pins over constraints.txt's, so it does not move Unsloth's transformers/trl away.
 HAS_UNSLOTH := -c "import importlib.metadata as m; m.version('unsloth')"
-$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt
+$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-container.txt helpers/env/pinsets.py
 	@set -e; \
+	$(PYTHON) -m helpers.env box plan --setup $(VENV); \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "setup: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
@@ -81,7 +85,7 @@ $(STAMP): pyproject.toml constraints.txt constraints-gpu.txt
 	if $(PY) $(HAS_UNSLOTH) >/dev/null 2>&1; then \
 	  ( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(VENV)/pins.txt; \
 	else \
-	  cp constraints.txt $(VENV)/pins.txt; \
+	  $(PYTHON) -m helpers.env box plan --pins > $(VENV)/pins.txt; \
 	fi; \
 	if $(PY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	  $(PY) -m helpers.env box record; \

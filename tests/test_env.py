@@ -77,6 +77,8 @@ RULE_CASES = [
     ("probe_errors", ({"errors": {"gpu.vram_free_gib": "RuntimeError: HIP error: invalid argument"}}, {}),
      ({"errors": {}}, {})),
     ("python_version", ({"python": {"version": "3.13.1"}}, {}), ({"python": {"version": "3.12.3"}}, {})),
+    ("transformers_torch_mismatch", ({"packages": {"transformers": "5.23.0"}, "torch": {"version": "2.5.1+rocm6.2"}}, {}),
+     ({"packages": {"transformers": "5.23.0"}, "torch": {"version": "2.6.0+rocm6.3"}}, {})),
     ("triton_torch_mismatch", ({"triton": {"module_version": "3.5.0"}}, {}),
      ({"triton": {"module_version": "3.1.0"}, "packages": {"triton": "3.5.0"}}, {})),
     ("torch_int1_torchao", ({"torch": {"int1": False}, "packages": {"torchao": "0.14.1"}}, {}),
@@ -150,6 +152,19 @@ def test_rule_fires_and_stays_quiet(rule_id, fire, quiet):
     assert fired["status"] == rule.severity, fired
     assert fired["message"] and "could not evaluate" not in fired["message"]
     assert verdict(rule_id, *quiet)["status"] == "pass"
+
+
+@pytest.mark.parametrize("torch", ["2.4.1+rocm6.0", "2.5.1+rocm6.2", "2.6.0+rocm6.3", "2.9.0+cu128"])
+def test_the_env_check_agrees_with_the_pin_plan(torch):
+    """The transformers `box plan` picks for a torch passes the env check there; the main pins' fail it exactly where
+    the plan turned them down."""
+    from helpers.env import pinsets
+    plan = pinsets.plan("3.12", torch)
+    main = pinsets.pins_of(pinsets.PIN_SETS[0])["transformers"]
+    for transformers, quiet in ((plan["transformers"], True), (main, plan["pins"] == "main")):
+        status = verdict("transformers_torch_mismatch", {"packages": {"transformers": transformers},
+                                                         "torch": {"version": torch}}, {})["status"]
+        assert (status == "pass") == quiet, (torch, transformers, plan["pins"])
 
 
 def test_seeds_mi300x_as_they_had_it():

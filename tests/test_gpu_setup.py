@@ -107,10 +107,14 @@ def test_wheel_metadata_reads_requirements_without_the_long_description(tmp_path
     assert [r.name for r in stack.applicable(lines, linux)] == ["torch"]
 
 
-def _fake_box(monkeypatch, tmp_path, after: dict) -> list:
+# A box Unsloth's pinned stack can go on (transformers 5.17.0 needs torch >= 2.6: the seeds' 2.5.1 cannot take it).
+UNSLOTH_BOX = {**ROCM_BOX, "torch": "2.6.0+rocm6.3"}
+
+
+def _fake_box(monkeypatch, tmp_path, after: dict, before: dict = UNSLOTH_BOX) -> list:
     """gpu_setup.install() on a fabricated ROCm venv whose pip calls are recorded, not run."""
     calls: list = []
-    states = iter([ROCM_BOX, after])
+    states = iter([before, after])
     monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: "rocm 6.2")
     monkeypatch.setattr(gpu_setup, "in_venv", lambda: True)
     monkeypatch.setattr(gpu_setup, "download", lambda: [tmp_path / "unsloth-1-py3-none-any.whl"])
@@ -125,7 +129,7 @@ def _fake_box(monkeypatch, tmp_path, after: dict) -> list:
 
 
 def test_install_uses_no_deps_and_leaves_out_what_the_box_owns(monkeypatch, tmp_path, capsys):
-    calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX))
+    calls = _fake_box(monkeypatch, tmp_path, after=dict(UNSLOTH_BOX))
     assert gpu_setup.install() == 0
     (args,) = calls
     assert args[:2] == ["install", "--quiet"] and "--no-deps" in args
@@ -135,10 +139,19 @@ def test_install_uses_no_deps_and_leaves_out_what_the_box_owns(monkeypatch, tmp_
 
 
 def test_install_fails_loudly_when_pip_replaced_the_box_torch(monkeypatch, tmp_path, capsys):
-    _fake_box(monkeypatch, tmp_path, after={**ROCM_BOX, "torch": "2.9.0", "triton": "3.5.0"})
+    _fake_box(monkeypatch, tmp_path, after={**UNSLOTH_BOX, "torch": "2.9.0", "triton": "3.5.0"})
     assert gpu_setup.install() == 1
     failed = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("setup-gpu: FAILED:")]
-    assert len(failed) == 2 and any("torch was 2.5.1+rocm6.2, now 2.9.0" in ln for ln in failed)
+    assert len(failed) == 2 and any("torch was 2.6.0+rocm6.3, now 2.9.0" in ln for ln in failed)
+
+
+def test_setup_gpu_on_a_torch_older_than_its_stack_installs_nothing_and_says_why(monkeypatch, tmp_path, capsys):
+    """The seeds' MI300X (torch 2.5.1+rocm6.2): Unsloth's pinned transformers 5.17.0 would disable its torch."""
+    calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX), before=ROCM_BOX)
+    assert gpu_setup.install() == 0 and calls == []
+    out = capsys.readouterr().out
+    assert "setup-gpu: Unsloth NOT installed: its pinned stack (transformers 5.17.0) needs torch >= 2.6" in out
+    assert "2.5.1+rocm6.2" in out and "box plan" in out
 
 
 def test_install_outside_a_venv_never_moves_the_box_packages(monkeypatch, tmp_path, capsys):
@@ -302,3 +315,13 @@ def test_the_box_commands_run_on_the_standard_library_alone(tmp_path):
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["# pins", "numpy==2.4.6"]
+
+
+def test_the_pin_plan_runs_on_the_standard_library_alone():
+    """make setup's first step (`box plan --setup`) runs on the box's bare Python, before anything is installed."""
+    root = str(Path(__file__).resolve().parents[1])
+    code = (f"import runpy, sys; sys.path.insert(0, {root!r}); sys.argv = ['helpers.env', 'box', 'plan', '--python', "
+            f"'3.12', '--torch', '2.5.1+rocm6.2']; runpy.run_module('helpers.env', run_name='__main__', alter_sys=True)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("setup: pins 'container'") and "transformers 4.51.3" in done.stdout

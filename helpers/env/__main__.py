@@ -2,6 +2,7 @@
 
     memory --model NAME [...]                  peak training memory for one model ("will it fit")
     box record | box constraints FILE          the box's torch stack: recorded once, FILE's pins filtered for it
+    box plan [--python V --torch V] [--json]   the tested pin set for this box or a described one (exit 2: none)
     gpu-setup download|install|plan|check      make setup-gpu: pinned Unsloth, the box's torch stack untouched
 `box` runs before make setup installs anything: this module and what it imports at the top are standard library
 only; gpu_setup (which needs `packaging`) is imported when its command runs.
@@ -14,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from helpers.env import box, memory
+from helpers.env import box, memory, pinsets
 
 
 def _memory_parser(sub: argparse._SubParsersAction) -> None:
@@ -81,16 +82,46 @@ def _box_parser(sub: argparse._SubParsersAction) -> None:
     acts.add_parser("record", help="record this box's torch stack in the venv, once")
     pins = acts.add_parser("constraints", help="FILE's pins for this box, on stdout")
     pins.add_argument("file", type=Path)
+    plan = acts.add_parser("plan", help="the tested pin set for this box, or a described one (exit 2: none fits)")
+    plan.add_argument("--python", help="a described box's Python, e.g. 3.10 (default: this one)")
+    plan.add_argument("--torch", help="a described box's torch, e.g. 2.5.1+rocm6.2, or 'none' (default: this one's)")
+    plan.add_argument("--json", action="store_true", help="the plan as JSON")
+    plan.add_argument("--pins", action="store_true", help="the chosen set as one constraints file, on stdout")
+    plan.add_argument("--setup", type=Path, metavar="VENV",
+                      help="make setup's first step: refuse in one line, or record the plan in VENV")
 
 
 def run_box(args: argparse.Namespace) -> int:
-    """Record the box's stack (the first record stands), or print FILE's pins with the box's own versions held."""
+    """Record the box's stack (the first record stands), print FILE's pins with the box's own versions held, or plan
+    the pin set."""
+    if args.action == "plan":
+        return run_plan(args)
     if args.action == "record":
         wrote = box.record_stack(box.installed_versions(), box.stack_path())
         print(f"setup: {'recorded' if wrote else 'kept the record of'} this box's torch stack in {box.stack_path()}")
     else:
         print("\n".join(box.constraint_lines(args.file.read_text().splitlines(), box.installed_versions())))
     return 0
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """`box plan`: one line (or JSON, or the pins); exit 2 when no tested set fits the box."""
+    if args.setup is not None:
+        status, line = pinsets.setup_check(args.setup)
+        print(line, file=sys.stderr if status else sys.stdout)
+        return status
+    python, torch = pinsets.this_box()
+    if args.torch is not None:
+        torch = None if args.torch.lower() == "none" else args.torch
+    p = pinsets.plan(args.python or python, torch)
+    if args.pins:
+        if not p["ok"]:
+            print(pinsets.describe(p), file=sys.stderr)
+            return 2
+        print(pinsets.constraint_text(next(s for s in pinsets.PIN_SETS if s.name == p["pins"])), end="")
+        return 0
+    print(json.dumps(p, indent=2) if args.json else pinsets.describe(p))
+    return 0 if p["ok"] else 2
 
 
 def _gpu_setup_parser(sub: argparse._SubParsersAction) -> None:

@@ -154,6 +154,23 @@ def print_not_a_venv(moved: dict[str, str]) -> None:
           "Unsloth, run make setup (its venv shadows, never changes, these) and then make setup-gpu.")
 
 
+def torch_too_old(torch: str | None) -> str | None:
+    """Why the GPU stack cannot go on this torch (its transformers 5.x disables PyTorch below the main pins' floor), or
+    None. The pin plan (helpers.env.pinsets) gives such a box the challenge container's pins instead."""
+    from helpers.env import pinsets
+    if not torch:
+        return None
+    try:
+        version, _ = pinsets.parse_torch(torch)
+    except ValueError:
+        return None  # an unreadable version: the stack plan below reports what it finds
+    floor = pinsets.PIN_SETS[0].torch_min
+    if version >= floor:
+        return None
+    return (f"its pinned stack (transformers {pins().get('transformers', '5.x')}) needs torch >= {floor[0]}.{floor[1]} "
+            f"and this box has {torch} (`python -m helpers.env box plan` gives it the challenge container's pins)")
+
+
 def install(cpu_rehearsal: bool = False) -> int:
     """The whole set-up. Exit 0 whenever the box is left working: Unsloth installed, or not and the reason said (a
     blocker, or a Python that is not a venv); 1 when a package the box owns changed; 2 on a CPU torch."""
@@ -166,8 +183,12 @@ def install(cpu_rehearsal: bool = False) -> int:
     if problem:
         print(problem)
         return 2
-    wheels = download()
     before = box.installed_versions()
+    too_old = torch_too_old(before.get("torch"))
+    if too_old and not cpu_rehearsal:
+        print(f"setup-gpu: Unsloth NOT installed: {too_old}; training runs on transformers + PEFT.")
+        return 0
+    wheels = download()
     p = stack.plan(requirements(wheels), before, pins())
     print_plan(p)
     if p.blockers and not cpu_rehearsal:

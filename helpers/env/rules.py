@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from helpers.io import version_tuple  # noqa: F401  (rules and their tests use it from here)
+from helpers.env.pinsets import PIN_SETS
+
+MAIN_TORCH_MIN = PIN_SETS[0].torch_min  # the main pins' transformers 5.x needs this torch (helpers/env/pinsets.py)
 
 if TYPE_CHECKING:  # importing helpers.config needs yaml; this package imports the standard library only
     from helpers.config import Profile
@@ -243,7 +246,16 @@ RULES: list[Rule] = [
          and (f.get("backend") == "rocm" or not all(get(f, f"packages.{p}") for p in CORE_PACKAGES)),
          lambda f, s: f"Python {get(f, 'python.version')}: the MI50 team found most ML libraries would not "
          "install or load on 3.13 (C-extension wheels for ROCm torch, bitsandbytes, flash-attn lag behind).",
-         "Create the venv with Python 3.10-3.12 (e.g. `make setup PYTHON=python3.12`)."),
+         "Create the venv with Python 3.11 or 3.12 (e.g. `make setup PYTHON=python3.12`); `python -m helpers.env box "
+         "plan` says which pins a Python and torch get."),
+    Rule("transformers_torch_mismatch", "fail", "this venv's transformers cannot use this torch",
+         lambda f, s: version_tuple(get(f, "packages.transformers"))[:1] >= (5,)
+         and bool(get(f, "torch.version")) and version_tuple(get(f, "torch.version"))[:2] < MAIN_TORCH_MIN,
+         lambda f, s: f"transformers {get(f, 'packages.transformers')} with torch {get(f, 'torch.version')}: "
+         f"transformers 5.x needs torch >= {MAIN_TORCH_MIN[0]}.{MAIN_TORCH_MIN[1]} and disables PyTorch below it "
+         "(is_torch_available() is False), so every model load fails. The seeds' MI300X ran 2.5.1+rocm6.2.",
+         "`python -m helpers.env box plan` picks the challenge container's pins (transformers 4.51.3) for this "
+         "torch: remove the venv and run `make setup`, which now chooses them (never replace the box's torch)."),
     Rule("triton_torch_mismatch", "fail", "triton does not match the one torch was built with",
          lambda f, s: bool(expected_triton(f) and actual_triton(f)
                            and version_tuple(expected_triton(f))[:2] != version_tuple(actual_triton(f))[:2]),

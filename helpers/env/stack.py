@@ -13,6 +13,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from helpers.env.box import GUARDED, TRITON_PROVIDERS, canon
+from helpers.env.pinsets import read_pins  # noqa: F401  (make setup-gpu reads its pins with it)
 from helpers.io import InputError
 
 UNSLOTH = ("unsloth", "unsloth-zoo")
@@ -38,19 +39,6 @@ def public(version: str) -> Version | None:
     except InvalidVersion:
         return None
 
-
-def read_pins(path: str | Path) -> dict[str, str]:
-    """{canonical name: version} of a constraints file's `name==version` lines (comments and blanks skipped)."""
-    pins = {}
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)", text)
-        if not match:
-            raise InputError(path, n, None, f"expected 'name==version', got {text!r}")
-        pins[canon(match.group(1))] = match.group(2)
-    return pins
 
 
 def wheel_metadata(wheel: str | Path) -> tuple[str, str, list[str]]:

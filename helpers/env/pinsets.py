@@ -1,0 +1,201 @@
+"""The pin sets the kit is tested with, and which one a box gets: its Python and its torch decide, or one line says why
+none fits and what to change.
+
+    python -m helpers.env box plan                                      # this box: this Python, its torch
+    python -m helpers.env box plan --python 3.12 --torch 2.5.1+rocm6.2  # a box described, from anywhere [--json]
+
+`make setup` asks before it installs anything (`box plan --setup`) and records the plan in the venv. Standard library
+only: it runs before the kit, or even `packaging`, is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.env.box import canon
+from helpers.io import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN_FILE = "kit-pin-plan.json"  # in the venv, written by make setup
+CPU_WHEEL = "2.13.0"  # the CPU torch make setup installs where the Python has no torch (Makefile: TORCH_PIN)
+
+
+@dataclass(frozen=True)
+class PinSet:
+    """A tested set of pins: its constraints files (later ones laid over earlier ones), the Pythons and the oldest
+    torch it takes, the backend it trains on, and how it is tested."""
+    name: str
+    files: tuple[str, ...]
+    python: tuple[tuple[int, int], tuple[int, int]]
+    torch_min: tuple[int, int]
+    backend: str
+    tested: str
+
+
+# In order of preference: the first that fits a box is its plan.
+PIN_SETS = (
+    PinSet("main", ("constraints.txt",), ((3, 11), (3, 12)), (2, 6),
+           "transformers + PEFT; Unsloth once make setup-gpu lays constraints-gpu.txt over these pins",
+           "make test (Python 3.11, torch 2.13.0 CPU, every tier) and make test-gpu-stack; on Python 3.12 every pin "
+           "but torch has a cp312 wheel (pip --dry-run --only-binary), the tiers not run"),
+    PinSet("container", ("constraints.txt", "constraints-container.txt"), ((3, 11), (3, 12)), (2, 4),
+           "transformers + PEFT (Unsloth 2026.10.9 needs transformers >= 4.52.4, so not on these pins)",
+           "make test-container (Python 3.11, torch 2.13.0 CPU, the static and unit tiers); on torch 2.4-2.5 planned "
+           "only"),
+)
+# Why no set reaches a Python outside them: what has no wheel there (pip --dry-run --only-binary :all:).
+NO_PY310 = ("numpy 2.4.6, pandas 3.1.1, ipython 9.18.1, matplotlib 3.11.2, contourpy 1.3.3, transformers 5.23.0 "
+            "and trl 1.16.0 have no Python 3.10 wheels")
+TORCH_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)\d+)?(?:\.(?:dev|post)\d+)?(?:\+([A-Za-z0-9_.]+))?$")
+
+
+def parse_torch(version: str) -> tuple[tuple[int, int], str]:
+    """'2.5.1+rocm6.2' -> ((2, 5), 'rocm'); a CUDA build ('+cu124') 'cuda', '+cpu' or none 'cpu'. ValueError else."""
+    match = TORCH_RE.match(version.strip())
+    if not match:
+        raise ValueError(f"torch {version!r} cannot be read as a version: expected one like 2.5.1+rocm6.2")
+    local = (match[4] or "").lower()
+    build = "rocm" if local.startswith("rocm") else "cuda" if local.startswith("cu") else "cpu"
+    return (int(match[1]), int(match[2])), build
+
+
+def parse_python(version: str) -> tuple[int, int]:
+    """'3.12.3' or '3.12' -> (3, 12); ValueError naming the text otherwise."""
+    match = re.match(r"^(\d+)\.(\d+)(?:\.\d+)?", version.strip())
+    if not match:
+        raise ValueError(f"Python {version!r} cannot be read as a version: expected one like 3.12")
+    return int(match[1]), int(match[2])
+
+
+def read_pins(path: str | Path) -> dict[str, str]:
+    """{canonical name: version} of a constraints file's `name==version` lines (comments and blanks skipped); any
+    other line is an InputError naming the file and the line."""
+    pins = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)", text)
+        if not match:
+            raise InputError(path, n, None, f"expected 'name==version', got {text!r}")
+        pins[canon(match.group(1))] = match.group(2)
+    return pins
+
+
+def pins_of(pin_set: PinSet, root: Path = ROOT) -> dict[str, str]:
+    """{package: version} of the set's files, a later file's pin replacing an earlier one's."""
+    pins: dict[str, str] = {}
+    for name in pin_set.files:
+        pins.update(read_pins(root / name))
+    return pins
+
+
+def constraint_text(pin_set: PinSet, root: Path = ROOT) -> str:
+    """The set as one constraints file (one pin per package), what make setup installs the kit with."""
+    return "".join(f"{name}=={version}\n" for name, version in sorted(pins_of(pin_set, root).items()))
+
+
+def _dotted(v: tuple[int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def refusal_for_python(python: tuple[int, int]) -> str | None:
+    """Why no set takes this Python, and what to change; None when one may."""
+    low, high = min(s.python[0] for s in PIN_SETS), max(s.python[1] for s in PIN_SETS)
+    if python < low:
+        why = NO_PY310 if python == (3, 10) else f"the pins need Python >= {_dotted(low)}"
+        return (f"Python {_dotted(python)}: no tested pin set installs on it ({why}); use a box image with Python "
+                f"{_dotted(low)}-{_dotted(high)} and its own ROCm or CUDA torch")
+    if python > high:
+        return (f"Python {_dotted(python)}: no pin set is tested on it (they stop at {_dotted(high)}); use Python "
+                f"{_dotted(low)}-{_dotted(high)}")
+    return None
+
+
+def plan(python: str, torch: str | None, root: Path = ROOT) -> dict:
+    """The pin set for a box of this Python and torch (None: no torch yet, so make setup installs the CPU wheel):
+    {"ok", "pins", "files", "transformers", "trl", "backend", "why", "tested", "python", "torch"}."""
+    out: dict = {"ok": False, "pins": None, "files": [], "transformers": None, "trl": None, "backend": None,
+                 "tested": None, "python": python, "torch": torch}
+    try:
+        py = parse_python(python)
+        version, build = parse_torch(torch) if torch else ((2, 13), "cpu (the wheel make setup installs)")
+    except ValueError as exc:
+        return {**out, "why": str(exc)}
+    refused = refusal_for_python(py)
+    if refused:
+        return {**out, "why": refused}
+    for pin_set in PIN_SETS:
+        if py >= pin_set.python[0] and py <= pin_set.python[1] and version >= pin_set.torch_min:
+            pins = pins_of(pin_set, root)
+            return {**out, "ok": True, "pins": pin_set.name, "files": list(pin_set.files),
+                    "transformers": pins.get("transformers"), "trl": pins.get("trl"), "backend": pin_set.backend,
+                    "tested": pin_set.tested, "build": build, "why": _why(pin_set, version, torch)}
+    oldest = min(s.torch_min for s in PIN_SETS)
+    return {**out, "why": f"torch {torch}: older than every tested pin set (the oldest takes torch >= "
+                          f"{_dotted(oldest)}: the seeds' MI50 ran 2.4.1+rocm6.0); use a box image with torch "
+                          f"{_dotted(oldest)} or newer"}
+
+
+def _why(pin_set: PinSet, version: tuple[int, int], torch: str | None) -> str:
+    """Why this set: the torch it needs, and where the preferred one stops."""
+    shown = torch or f"{CPU_WHEEL} (CPU, installed by make setup)"
+    if pin_set is PIN_SETS[0]:
+        return f"torch {shown} is >= {_dotted(pin_set.torch_min)}: the main pins"
+    return (f"torch {shown} is below {_dotted(PIN_SETS[0].torch_min)}, where transformers 5.x disables PyTorch; the "
+            f"challenge container's pins (transformers 4.51.3) run on torch >= {_dotted(pin_set.torch_min)}")
+
+
+def this_box() -> tuple[str, str | None]:
+    """(this Python's version, its torch's version or None), torch read from its metadata, never imported."""
+    from importlib import metadata
+    try:
+        torch = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = None
+    return ".".join(map(str, sys.version_info[:3])), torch
+
+
+def describe(p: dict) -> str:
+    """The plan in one line."""
+    if not p["ok"]:
+        return f"setup: REFUSED: {p['why']}"
+    return (f"setup: pins '{p['pins']}' ({' + '.join(p['files'])}: transformers {p['transformers']}, trl {p['trl']}) "
+            f"for Python {p['python']}: {p['why']}; backend {p['backend']}")
+
+
+def recorded_torch_change(venv: Path, torch: str | None) -> str | None:
+    """Why a venv's recorded plan no longer fits the box (its torch changed since make setup chose the pins), or
+    None."""
+    path = venv / PLAN_FILE
+    if not path.is_file():
+        return None
+    try:
+        was = json.loads(path.read_text(encoding="utf-8"))["torch"]
+    except (ValueError, KeyError, TypeError):
+        return (f"{path}: field 'torch': unreadable record of the pins make setup chose; remove {venv} and run "
+                "make setup")
+    if was == torch:
+        return None
+    return (f"the box's torch changed since make setup chose its pins ({was or 'none'} -> {torch or 'none'}): nothing "
+            f"installed; remove {venv} and run make setup again, so the pins are chosen for this torch")
+
+
+def setup_check(venv: Path) -> tuple[int, str]:
+    """make setup's first step, before anything is installed: (exit status, the one line). Refuses (2) a box no set
+    fits, or one whose torch changed since the venv's pins were chosen; else records the plan in the venv."""
+    python, torch = this_box()
+    p = plan(python, torch)
+    changed = recorded_torch_change(venv, torch) if p["ok"] else None
+    if changed:
+        return 2, f"setup: REFUSED: {changed}"
+    if p["ok"]:
+        venv.mkdir(parents=True, exist_ok=True)
+        tmp = venv / (PLAN_FILE + ".tmp")
+        tmp.write_text(json.dumps(p, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(venv / PLAN_FILE)
+    return (0 if p["ok"] else 2), describe(p)

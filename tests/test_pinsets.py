@@ -1,0 +1,127 @@
+"""The boxes teams bring, each given a tested pin set or one line saying why none fits (helpers/env/pinsets.py,
+`python -m helpers.env box plan`, make setup's first step): the seeds' MI300X and MI50, the challenge container, a
+current ROCm image, a Python 3.10 image, and input that cannot be read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.env import pinsets
+
+pytestmark = pytest.mark.nolibs
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = {"pins": "main", "transformers": "5.23.0", "trl": "1.16.0"}
+CONTAINER = {"pins": "container", "transformers": "4.51.3", "trl": "0.19.0"}
+
+BOXES = [  # (what it is, Python, torch, the set it gets)
+    ("the seeds' MI300X", "3.12.3", "2.5.1+rocm6.2", CONTAINER),
+    ("the seeds' MI50 (gfx906 needs torch 2.4.1)", "3.12.3", "2.4.1+rocm6.0", CONTAINER),
+    ("the challenge container on a ROCm torch older than 2.6", "3.11.13", "2.5.1+rocm6.2", CONTAINER),
+    ("the challenge container on a ROCm torch from 2.6", "3.12.9", "2.6.0+rocm6.3", MAIN),
+    ("a current rocm/pytorch image", "3.12.10", "2.7.1+rocm6.4.1.git2a215e4a", MAIN),
+    ("a current rocm/pytorch image", "3.12", "2.9.0", MAIN),
+    ("a CUDA box", "3.11.9", "2.8.0+cu128", MAIN),
+    ("a CPU box before make setup (no torch yet)", "3.11.7", None, MAIN),
+]
+
+
+@pytest.mark.parametrize("what, python, torch, wanted", BOXES, ids=[f"{b[0]} {b[2]}" for b in BOXES])
+def test_each_box_gets_the_set_that_runs_there(what, python, torch, wanted):
+    p = pinsets.plan(python, torch)
+    assert p["ok"], (what, p["why"])
+    assert {k: p[k] for k in wanted} == wanted, what
+    assert p["backend"].startswith("transformers + PEFT") and p["why"] and p["tested"]
+    if wanted is CONTAINER:
+        assert "below 2.6" in p["why"] and "Unsloth" in p["backend"]
+
+
+@pytest.mark.parametrize("python, torch, needle", [
+    ("3.10.13", "2.6.0+rocm6.3", "Python 3.10: no tested pin set installs on it (numpy 2.4.6"),
+    ("3.10", "2.5.1+rocm6.2", "use a box image with Python 3.11-3.12"),
+    ("3.13.0", "2.9.0", "Python 3.13: no pin set is tested on it"),
+    ("3.9.18", "2.4.1+rocm6.0", "Python 3.9: no tested pin set installs on it (the pins need Python >= 3.11)"),
+    ("3.12", "2.3.1+rocm5.7", "torch 2.3.1+rocm5.7: older than every tested pin set"),
+    ("3.12", "two.five", "torch 'two.five' cannot be read as a version: expected one like 2.5.1+rocm6.2"),
+    ("three", "2.6.0", "Python 'three' cannot be read as a version"),
+])
+def test_a_box_no_set_fits_is_refused_in_one_line_with_the_fix(python, torch, needle):
+    p = pinsets.plan(python, torch)
+    line = pinsets.describe(p)
+    assert not p["ok"] and p["pins"] is None and needle in p["why"]
+    assert line.startswith("setup: REFUSED: ") and "\n" not in line
+
+
+def test_a_sets_versions_are_read_from_its_files():
+    """One place for each fact: the plan's transformers and trl are the constraints files' own pins."""
+    container = next(s for s in pinsets.PIN_SETS if s.name == "container")
+    pins = pinsets.pins_of(container)
+    assert pins["transformers"] == "4.51.3" and pins["trl"] == "0.19.0" and pins["peft"] == "0.15.2"
+    main_pins = pinsets.pins_of(pinsets.PIN_SETS[0])
+    assert pins["numpy"] == main_pins["numpy"], "the container set keeps the main pins it does not name"
+    text = pinsets.constraint_text(container).splitlines()
+    names = [line.split("==")[0] for line in text]
+    assert len(names) == len(set(names)) and "transformers==4.51.3" in text
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "helpers.env", "box", "plan", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_command_plans_a_described_box_as_text_and_json():
+    done = _cli("--python", "3.12", "--torch", "2.5.1+rocm6.2", "--json")
+    plan = json.loads(done.stdout)
+    assert done.returncode == 0 and {"pins", "transformers", "trl", "backend", "ok", "why"} <= set(plan)
+    assert (plan["pins"], plan["transformers"], plan["trl"], plan["ok"]) == ("container", "4.51.3", "0.19.0", True)
+    refused = _cli("--python", "3.10", "--torch", "2.6.0+rocm6.3")
+    assert refused.returncode == 2 and refused.stdout.startswith("setup: REFUSED: Python 3.10")
+    pins = _cli("--python", "3.12", "--torch", "2.5.1+rocm6.2", "--pins")
+    assert pins.returncode == 0 and "transformers==4.51.3\n" in pins.stdout
+    assert _cli("--python", "3.10", "--torch", "none", "--pins").returncode == 2
+
+
+def test_setup_records_the_plan_and_refuses_a_torch_that_changed(tmp_path, monkeypatch):
+    venv = tmp_path / "venv"
+    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.12.3", "2.5.1+rocm6.2"))
+    status, line = pinsets.setup_check(venv)
+    assert status == 0 and "pins 'container'" in line
+    assert json.loads((venv / pinsets.PLAN_FILE).read_text())["torch"] == "2.5.1+rocm6.2"
+    assert pinsets.setup_check(venv)[0] == 0  # the same box again: the same pins
+    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.12.3", "2.6.0+rocm6.3"))
+    status, line = pinsets.setup_check(venv)
+    assert status == 2 and "torch changed since make setup chose its pins (2.5.1+rocm6.2 -> 2.6.0+rocm6.3)" in line
+    assert "nothing installed" in line and str(venv) in line
+    (venv / pinsets.PLAN_FILE).write_text("{")
+    assert "unreadable record" in pinsets.setup_check(venv)[1]
+    fresh = tmp_path / "other"
+    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.10.13", "2.6.0+rocm6.3"))
+    assert pinsets.setup_check(fresh)[0] == 2 and not fresh.exists(), "a refused box must get nothing written"
+
+
+def _python310() -> str:
+    """A Python 3.10 interpreter (the machine's pyenv has one; CI's too)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", "/root/.pyenv"))
+    candidates = [str(p) for p in sorted(pyenv.glob("versions/3.10*/bin/python"))] + [shutil.which("python3.10") or ""]
+    check = "import sys; assert sys.version_info[:2] == (3, 10)"
+    found = next((c for c in candidates if c and subprocess.run([c, "-c", check], capture_output=True).returncode == 0),
+                 None)
+    if not found:
+        if os.environ.get("CI"):
+            pytest.fail("no Python 3.10 here: CI's machine has one in its pyenv")
+        pytest.skip("no Python 3.10 interpreter on this machine")
+    return found
+
+
+def test_make_setup_on_python_3_10_refuses_before_installing_anything(tmp_path):
+    venv = tmp_path / "venv"
+    done = subprocess.run(["make", "setup", f"PYTHON={_python310()}", f"VENV={venv}"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0 and "setup: REFUSED: Python 3.10: no tested pin set installs on it" in done.stderr
+    assert not venv.exists(), "make setup made or installed something before refusing"
