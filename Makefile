@@ -124,9 +124,10 @@ test-gpu-stack: $(GVSTAMP)
 $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py
 	@set -e; \
 	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
-	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.txt; \
+	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.all; \
 	$(GPY) -m pip install --quiet "$(TORCH_PIN)"; \
 	$(GPY) -m helpers.env box record; \
+	$(GPY) -m helpers.env box constraints $(GVENV)/constraints.all > $(GVENV)/constraints.txt; \
 	$(GPY) -m pip install --quiet -e ".[dev]" -c $(GVENV)/constraints.txt; \
 	$(GPY) -m helpers.models install; \
 	$(GPY) -m helpers.env gpu-setup install --cpu-rehearsal; \
@@ -175,10 +176,15 @@ test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
 	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles" $(PYTEST_ARGS)
 
-# Built like the main venv; pins: constraints.txt minus the packages constraints-container.txt names, plus that file.
+# Built like the main venv, on the pin set `box plan --stack container` gives this Python: constraints.txt with
+# constraints-container.txt laid over it, and on Python 3.10 constraints-py310.txt too (helpers/env/pinsets.py). The
+# torch: the box's where its Python has one, else CTORCH (CI: torch==2.5.1 on Python 3.10, the seeds' MI300X's torch, a
+# PyPI CUDA build run on the CPU); what torch pins exactly (sympy) is held at its version (`box constraints`).
 # No Jupyter kernel: the tiers run here never start one.
-$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
+CTORCH ?= $(TORCH_PIN)
+$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-py310.txt helpers/env/pinsets.py
 	@set -e; \
+	$(PYTHON) -m helpers.env box plan --stack container; \
 	if [ ! -x "$(CPY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "test-container: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
@@ -187,13 +193,9 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt
 	    $(PYTHON) -m venv $(CVENV); \
 	  fi; \
 	fi; \
-	( $(call OVERLAY_PINS,constraints-container.txt) ) > $(CVENV)/constraints.all; \
-	if $(CPY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
-	  $(CPY) -m helpers.env box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
-	else \
-	  $(CPY) -m pip install --quiet "$(TORCH_PIN)"; \
-	  cp $(CVENV)/constraints.all $(CVENV)/constraints.txt; \
-	fi; \
+	$(CPY) -c "import torch" >/dev/null 2>&1 || $(CPY) -m pip install --quiet "$(CTORCH)"; \
+	$(CPY) -m helpers.env box plan --stack container --pins > $(CVENV)/constraints.all; \
+	$(CPY) -m helpers.env box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
 	$(CPY) -m pip install --quiet -e ".[dev]" -c $(CVENV)/constraints.txt; \
 	touch $(CSTAMP); \
 	echo "test-container: set-up done ($$($(CPY) -c 'import torch; print("torch", torch.__version__)'))"

@@ -117,6 +117,7 @@ def _fake_box(monkeypatch, tmp_path, after: dict, before: dict = UNSLOTH_BOX) ->
     states = iter([before, after])
     monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: "rocm 6.2")
     monkeypatch.setattr(gpu_setup, "in_venv", lambda: True)
+    monkeypatch.setattr(gpu_setup, "box_python", lambda: "3.12.3")  # the seeds' Python, whatever runs the tests
     monkeypatch.setattr(gpu_setup, "download", lambda: [tmp_path / "unsloth-1-py3-none-any.whl"])
     monkeypatch.setattr(gpu_setup, "requirements", lambda wheels: REQS)
     monkeypatch.setattr(gpu_setup, "pins", lambda: PINS)
@@ -150,8 +151,18 @@ def test_setup_gpu_on_a_torch_older_than_its_stack_installs_nothing_and_says_why
     calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX), before=ROCM_BOX)
     assert gpu_setup.install() == 0 and calls == []
     out = capsys.readouterr().out
-    assert "setup-gpu: Unsloth NOT installed: its pinned stack (transformers 5.17.0) needs torch >= 2.6" in out
-    assert "2.5.1+rocm6.2" in out and "box plan" in out
+    assert "setup-gpu: Unsloth NOT installed: its pinned stack (transformers 5.17.0) cannot go on this box: this box " \
+           "gets the 'container' pins (torch 2.5.1+rocm6.2 is below 2.6, where transformers 5.x disables PyTorch" in out
+    assert "box plan" in out
+
+
+def test_setup_gpu_on_python_3_10_installs_nothing_and_says_why(monkeypatch, tmp_path, capsys):
+    """A Python 3.10 image with a current ROCm torch: trl 1.15.0 (Unsloth's pins) needs Python >= 3.11."""
+    calls = _fake_box(monkeypatch, tmp_path, after=dict(UNSLOTH_BOX))
+    monkeypatch.setattr(gpu_setup, "box_python", lambda: "3.10.13")
+    assert gpu_setup.install() == 0 and calls == []
+    out = capsys.readouterr().out
+    assert "Unsloth NOT installed" in out and "gets the 'py310' pins" in out and "trl 1.x needs Python >= 3.11" in out
 
 
 def test_install_outside_a_venv_never_moves_the_box_packages(monkeypatch, tmp_path, capsys):
@@ -208,8 +219,12 @@ def test_the_box_torch_and_what_it_requires_are_held_at_their_installed_versions
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     installed = box.installed_versions()
     assert {"torch", "sympy", "filelock"} <= box.held_names(installed) and "pytest" not in box.held_names(installed)
-    lines = box.constraint_lines(["# pins", "torch==2.13.0", "sympy==1.14.0", "numpy==2.4.6", ""], installed)
-    assert lines[:4] == ["# pins", "torch==2.5.1+rocm6.2", "sympy==1.13.1", "numpy==2.4.6"]
+    _dist(tmp_path, "filelock", "3.16.1")
+    lines = box.constraint_lines(["# pins", "torch==2.13.0", "sympy==1.14.0", "numpy==2.4.6", "filelock==4.2.11", ""],
+                                 box.installed_versions())
+    # filelock: torch takes any version, so the venv may shadow the box's with the pin set's (the container pins' fsspec)
+    assert lines[:5] == ["# pins", "torch==2.5.1+rocm6.2", "sympy==1.13.1", "numpy==2.4.6", "filelock==4.2.11"]
+    assert "filelock" in box.held_names(box.installed_versions())  # make setup-gpu still leaves it as the box has it
     monkeypatch.setattr(gpu_setup, "pins", lambda: {"sympy": "1.14.0", "numpy": "2.4.6", "torch": "2.13.0"})
     held = gpu_setup.constraints_file(installed, tmp_path).read_text().splitlines()
     assert "sympy==1.13.1" in held and "sympy==1.14.0" not in held and "numpy==2.4.6" in held

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.nolibs
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = {"pins": "main", "transformers": "5.23.0", "trl": "1.16.0"}
 CONTAINER = {"pins": "container", "transformers": "4.51.3", "trl": "0.19.0"}
+PY310 = {"pins": "py310", "transformers": "4.51.3", "trl": "0.19.0"}
 
 BOXES = [  # (what it is, Python, torch, the set it gets)
     ("the seeds' MI300X", "3.12.3", "2.5.1+rocm6.2", CONTAINER),
@@ -29,6 +30,9 @@ BOXES = [  # (what it is, Python, torch, the set it gets)
     ("a current rocm/pytorch image", "3.12", "2.9.0", MAIN),
     ("a CUDA box", "3.11.9", "2.8.0+cu128", MAIN),
     ("a CPU box before make setup (no torch yet)", "3.11.7", None, MAIN),
+    ("a Python 3.10 ROCm image of 2024", "3.10.14", "2.4.1+rocm6.1", PY310),
+    ("a Python 3.10 image with a current torch", "3.10.13", "2.6.0+rocm6.3", PY310),
+    ("a Python 3.10 CPU box before make setup", "3.10.13", None, PY310),
 ]
 
 
@@ -40,13 +44,15 @@ def test_each_box_gets_the_set_that_runs_there(what, python, torch, wanted):
     assert p["backend"].startswith("transformers + PEFT") and p["why"] and p["tested"]
     if wanted is CONTAINER:
         assert "below 2.6" in p["why"] and "Unsloth" in p["backend"]
+    if wanted is PY310:
+        assert "Python >= 3.11" in p["backend"] and p["files"][-1] == "constraints-py310.txt"
+        assert ("below 2.6" if torch and torch < "2.6" else "Python 3.10: numpy 2.4.6") in p["why"]
 
 
 @pytest.mark.parametrize("python, torch, needle", [
-    ("3.10.13", "2.6.0+rocm6.3", "Python 3.10: no tested pin set installs on it (numpy 2.4.6"),
-    ("3.10", "2.5.1+rocm6.2", "use a box image with Python 3.11-3.12"),
-    ("3.13.0", "2.9.0", "Python 3.13: no pin set is tested on it"),
-    ("3.9.18", "2.4.1+rocm6.0", "Python 3.9: no tested pin set installs on it (the pins need Python >= 3.11)"),
+    ("3.13.0", "2.9.0", "Python 3.13: no pin set is tested on it (they stop at 3.12); use Python 3.10-3.12"),
+    ("3.9.18", "2.4.1+rocm6.0", "Python 3.9: no tested pin set installs on it (the oldest takes 3.10)"),
+    ("3.10", "2.3.1+rocm5.7", "torch 2.3.1+rocm5.7: older than every tested pin set"),
     ("3.12", "2.3.1+rocm5.7", "torch 2.3.1+rocm5.7: older than every tested pin set"),
     ("3.12", "two.five", "torch 'two.five' cannot be read as a version: expected one like 2.5.1+rocm6.2"),
     ("three", "2.6.0", "Python 'three' cannot be read as a version"),
@@ -80,11 +86,16 @@ def test_the_command_plans_a_described_box_as_text_and_json():
     plan = json.loads(done.stdout)
     assert done.returncode == 0 and {"pins", "transformers", "trl", "backend", "ok", "why"} <= set(plan)
     assert (plan["pins"], plan["transformers"], plan["trl"], plan["ok"]) == ("container", "4.51.3", "0.19.0", True)
-    refused = _cli("--python", "3.10", "--torch", "2.6.0+rocm6.3")
-    assert refused.returncode == 2 and refused.stdout.startswith("setup: REFUSED: Python 3.10")
+    refused = _cli("--python", "3.13", "--torch", "2.9.0")
+    assert refused.returncode == 2 and refused.stdout.startswith("setup: REFUSED: Python 3.13")
     pins = _cli("--python", "3.12", "--torch", "2.5.1+rocm6.2", "--pins")
     assert pins.returncode == 0 and "transformers==4.51.3\n" in pins.stdout
-    assert _cli("--python", "3.10", "--torch", "none", "--pins").returncode == 2
+    py310 = _cli("--python", "3.10", "--torch", "none", "--pins")
+    assert py310.returncode == 0 and "numpy==2.2.6\n" in py310.stdout and "numpy==2.4.6" not in py310.stdout
+    assert _cli("--python", "3.13", "--torch", "none", "--pins").returncode == 2
+    # make test-container asks for the container's stack on the Python that runs it, whatever the torch
+    stack = _cli("--python", "3.11", "--torch", "2.9.0", "--stack", "container", "--json")
+    assert json.loads(stack.stdout)["pins"] == "container"
 
 
 def test_setup_records_the_plan_and_refuses_a_torch_that_changed(tmp_path, monkeypatch):
@@ -101,27 +112,38 @@ def test_setup_records_the_plan_and_refuses_a_torch_that_changed(tmp_path, monke
     (venv / pinsets.PLAN_FILE).write_text("{")
     assert "unreadable record" in pinsets.setup_check(venv)[1]
     fresh = tmp_path / "other"
-    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.10.13", "2.6.0+rocm6.3"))
+    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.13.0", "2.6.0+rocm6.3"))
     assert pinsets.setup_check(fresh)[0] == 2 and not fresh.exists(), "a refused box must get nothing written"
 
 
-def _python310() -> str:
-    """A Python 3.10 interpreter (the machine's pyenv has one; CI's too)."""
+def _python(minor: int) -> str:
+    """A Python 3.<minor> interpreter (the machine's pyenv has 3.9 to 3.13; CI's too)."""
     pyenv = Path(os.environ.get("PYENV_ROOT", "/root/.pyenv"))
-    candidates = [str(p) for p in sorted(pyenv.glob("versions/3.10*/bin/python"))] + [shutil.which("python3.10") or ""]
-    check = "import sys; assert sys.version_info[:2] == (3, 10)"
+    candidates = [str(p) for p in sorted(pyenv.glob(f"versions/3.{minor}.*/bin/python"))]
+    candidates.append(shutil.which(f"python3.{minor}") or "")
+    check = f"import sys; assert sys.version_info[:2] == (3, {minor})"
     found = next((c for c in candidates if c and subprocess.run([c, "-c", check], capture_output=True).returncode == 0),
                  None)
     if not found:
         if os.environ.get("CI"):
-            pytest.fail("no Python 3.10 here: CI's machine has one in its pyenv")
-        pytest.skip("no Python 3.10 interpreter on this machine")
+            pytest.fail(f"no Python 3.{minor} here: CI's machine has one in its pyenv")
+        pytest.skip(f"no Python 3.{minor} interpreter on this machine")
     return found
 
 
-def test_make_setup_on_python_3_10_refuses_before_installing_anything(tmp_path):
+def test_make_setup_on_python_3_13_refuses_before_installing_anything(tmp_path):
     venv = tmp_path / "venv"
-    done = subprocess.run(["make", "setup", f"PYTHON={_python310()}", f"VENV={venv}"], cwd=ROOT, capture_output=True,
+    done = subprocess.run(["make", "setup", f"PYTHON={_python(13)}", f"VENV={venv}"], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
-    assert done.returncode != 0 and "setup: REFUSED: Python 3.10: no tested pin set installs on it" in done.stderr
+    assert done.returncode != 0 and "setup: REFUSED: Python 3.13: no pin set is tested on it" in done.stderr
     assert not venv.exists(), "make setup made or installed something before refusing"
+
+
+def test_every_pin_of_the_py310_set_was_chosen_for_python_3_10():
+    """constraints-py310.txt replaces only pins of the container set it lies over (the ones with no 3.10 wheel): no
+    stale line, and none of its versions equal to the pin it replaces."""
+    py310 = next(s for s in pinsets.PIN_SETS if s.name == "py310")
+    own = pinsets.read_pins(ROOT / py310.files[-1])
+    under = pinsets.pins_of(next(s for s in pinsets.PIN_SETS if s.name == "container"))
+    assert own and all(name in under and under[name] != version for name, version in own.items()), own
+    assert pinsets.pins_of(py310)["transformers"] == "4.51.3" and pinsets.pins_of(py310)["numpy"] == "2.2.6"

@@ -536,3 +536,27 @@ def test_answer_only_logits_train_the_same_adapter_with_a_narrow_lm_head(tmp_pat
     assert max(widths[True]) <= 8 < min(widths[False]) <= longest
     for k, v in adapters[False].items():
         assert torch.allclose(v, adapters[True][k], atol=1e-5), k
+
+
+def test_a_trainer_checkpoints_rng_state_reloads_on_this_torch(tmp_path):
+    """A GRPO resume reloads rng_state.pth through Trainer's own safe_globals() and torch.load(weights_only=True);
+    transformers 4.51.3 allow-lists numpy's types there only on torch >= 2.6, so on the seeds' torch 2.5.1 every resume
+    failed ('Unsupported global: numpy._core.multiarray._reconstruct') until the kit allow-listed them
+    (make test-container runs this on torch 2.5.1 in CI)."""
+    import random
+
+    import numpy as np
+    from transformers import trainer as hf_trainer
+
+    from helpers.train import hf
+    path = tmp_path / "rng_state.pth"
+    np.random.seed(7)
+    torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "cpu": torch.random.get_rng_state()},
+               path)
+    wanted = np.random.rand(3)
+    allowed = hf.allow_rng_state_on_old_torch()
+    assert allowed == (tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 6))
+    with hf_trainer.safe_globals():
+        state = torch.load(path, weights_only=True)
+    np.random.set_state(state["numpy"])
+    assert (np.random.rand(3) == wanted).all()

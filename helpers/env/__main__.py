@@ -87,6 +87,8 @@ def _box_parser(sub: argparse._SubParsersAction) -> None:
     plan.add_argument("--torch", help="a described box's torch, e.g. 2.5.1+rocm6.2, or 'none' (default: this one's)")
     plan.add_argument("--json", action="store_true", help="the plan as JSON")
     plan.add_argument("--pins", action="store_true", help="the chosen set as one constraints file, on stdout")
+    plan.add_argument("--stack", choices=sorted({s.stack for s in pinsets.PIN_SETS}),
+                      help="only the sets that carry this stack (make test-container: the challenge container's)")
     plan.add_argument("--setup", type=Path, metavar="VENV",
                       help="make setup's first step: refuse in one line, or record the plan in VENV")
 
@@ -113,7 +115,7 @@ def run_plan(args: argparse.Namespace) -> int:
     python, torch = pinsets.this_box()
     if args.torch is not None:
         torch = None if args.torch.lower() == "none" else args.torch
-    p = pinsets.plan(args.python or python, torch)
+    p = pinsets.plan(args.python or python, torch, stack=args.stack)
     if args.pins:
         if not p["ok"]:
             print(pinsets.describe(p), file=sys.stderr)

@@ -43,23 +43,27 @@ def guarded_versions(installed: dict[str, str]) -> dict[str, str]:
     return {n: installed[n] for n in GUARDED if n in installed}
 
 
-def held_names(installed: dict[str, str]) -> set[str]:
+def held_names(installed: dict[str, str], *, pinned_only: bool = False) -> set[str]:
     """The box's packages and everything they require (torch 2.5.1+rocm6.2 pins sympy==1.13.1, its triton, ...):
-    the names a pip step must leave at their installed versions."""
+    the names a pip step must leave at their installed versions. pinned_only: of what they require, only what they pin
+    exactly (sympy==1.13.1, pytorch-triton-rocm==3.1.0), not what any version satisfies (fsspec, filelock), which a
+    venv may shadow with the pin set's own (datasets 3.6.0 needs fsspec <= 2025.3.0)."""
     names = set(guarded_versions(installed))
     for pkg in list(names):
         try:
             requires = metadata.requires(pkg) or []
         except metadata.PackageNotFoundError:
             continue
-        names |= {canon(re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0]) for r in requires if "extra ==" not in r}
+        names |= {canon(re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0]) for r in requires
+                  if "extra ==" not in r and (not pinned_only or "==" in r.split(";")[0])}
     return {n for n in names if n in installed}
 
 
 def constraint_lines(lines: list[str], installed: dict[str, str]) -> list[str]:
-    """A constraints file's lines for this box: a pin of a held package becomes its installed version (constraints.txt's
-    torch==2.13.0 is the CPU wheel; a ROCm torch's sympy is not the CPU torch's)."""
-    held = held_names(installed) if guarded_versions(installed) else set()
+    """A constraints file's lines for this box: a pin of the box's package, or of what it pins exactly, becomes its
+    installed version (constraints.txt's torch==2.13.0 is the CPU wheel; a ROCm torch's sympy is not the CPU torch's).
+    The venv may shadow the rest: the box's own copies are never touched."""
+    held = held_names(installed, pinned_only=True) if guarded_versions(installed) else set()
     out = []
     for line in lines:
         name = canon(re.split(r"[\s#;<>=!~\[]", line.strip(), maxsplit=1)[0]) if line.strip() else ""

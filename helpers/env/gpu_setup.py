@@ -154,21 +154,27 @@ def print_not_a_venv(moved: dict[str, str]) -> None:
           "Unsloth, run make setup (its venv shadows, never changes, these) and then make setup-gpu.")
 
 
-def torch_too_old(torch: str | None) -> str | None:
-    """Why the GPU stack cannot go on this torch (its transformers 5.x disables PyTorch below the main pins' floor), or
-    None. The pin plan (helpers.env.pinsets) gives such a box the challenge container's pins instead."""
+def box_python() -> str:
+    """This Python's version, '3.12.3'."""
+    return ".".join(map(str, sys.version_info[:3]))
+
+
+def stack_blocker(torch: str | None) -> str | None:
+    """Why Unsloth's pinned stack cannot go on this box (on torch below 2.6 its transformers 5.x disables PyTorch; on
+    Python 3.10 its trl does not install), or None. The pin plan (helpers.env.pinsets) gives such a box the challenge
+    container's stack instead."""
     from helpers.env import pinsets
     if not torch:
         return None
     try:
-        version, _ = pinsets.parse_torch(torch)
+        pinsets.parse_torch(torch)
     except ValueError:
         return None  # an unreadable version: the stack plan below reports what it finds
-    floor = pinsets.PIN_SETS[0].torch_min
-    if version >= floor:
+    blocker = pinsets.unsloth_blocker(box_python(), torch)
+    if blocker is None:
         return None
-    return (f"its pinned stack (transformers {pins().get('transformers', '5.x')}) needs torch >= {floor[0]}.{floor[1]} "
-            f"and this box has {torch} (`python -m helpers.env box plan` gives it the challenge container's pins)")
+    return (f"its pinned stack (transformers {pins().get('transformers', '5.x')}) cannot go on this box: {blocker} "
+            "(`python -m helpers.env box plan` says the same)")
 
 
 def install(cpu_rehearsal: bool = False) -> int:
@@ -184,9 +190,9 @@ def install(cpu_rehearsal: bool = False) -> int:
         print(problem)
         return 2
     before = box.installed_versions()
-    too_old = torch_too_old(before.get("torch"))
-    if too_old and not cpu_rehearsal:
-        print(f"setup-gpu: Unsloth NOT installed: {too_old}; training runs on transformers + PEFT.")
+    blocked = stack_blocker(before.get("torch"))
+    if blocked and not cpu_rehearsal:
+        print(f"setup-gpu: Unsloth NOT installed: {blocked}; training runs on transformers + PEFT.")
         return 0
     wheels = download()
     p = stack.plan(requirements(wheels), before, pins())

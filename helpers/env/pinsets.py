@@ -27,8 +27,10 @@ CPU_WHEEL = "2.13.0"  # the CPU torch make setup installs where the Python has n
 @dataclass(frozen=True)
 class PinSet:
     """A tested set of pins: its constraints files (later ones laid over earlier ones), the Pythons and the oldest
-    torch it takes, the backend it trains on, and how it is tested."""
+    torch it takes, the backend it trains on, and how it is tested. `stack`: the machine-learning stack it carries
+    (main: transformers 5.x; container: the challenge container's transformers 4.51.3, trl 0.19.0)."""
     name: str
+    stack: str
     files: tuple[str, ...]
     python: tuple[tuple[int, int], tuple[int, int]]
     torch_min: tuple[int, int]
@@ -38,18 +40,23 @@ class PinSet:
 
 # In order of preference: the first that fits a box is its plan.
 PIN_SETS = (
-    PinSet("main", ("constraints.txt",), ((3, 11), (3, 12)), (2, 6),
+    PinSet("main", "main", ("constraints.txt",), ((3, 11), (3, 12)), (2, 6),
            "transformers + PEFT; Unsloth once make setup-gpu lays constraints-gpu.txt over these pins",
-           "make test (Python 3.11, torch 2.13.0 CPU, every tier) and make test-gpu-stack; on Python 3.12 every pin "
-           "but torch has a cp312 wheel (pip --dry-run --only-binary), the tiers not run"),
-    PinSet("container", ("constraints.txt", "constraints-container.txt"), ((3, 11), (3, 12)), (2, 4),
+           "make test (Python 3.11, torch 2.13.0 CPU, every tier); make test-gpu-stack (Python 3.12 in CI, torch "
+           "2.13.0 from PyPI, on the CPU: the static and unit tiers on these pins with constraints-gpu.txt over them)"),
+    PinSet("container", "container", ("constraints.txt", "constraints-container.txt"), ((3, 11), (3, 12)), (2, 4),
            "transformers + PEFT (Unsloth 2026.10.9 needs transformers >= 4.52.4, so not on these pins)",
-           "make test-container (Python 3.11, torch 2.13.0 CPU, the static and unit tiers); on torch 2.4-2.5 planned "
-           "only"),
+           "make test-container (Python 3.11, torch 2.13.0 CPU, the static and unit tiers); on torch 2.5.1 through "
+           "the py310 set, which differs only in numerics libraries"),
+    PinSet("py310", "container", ("constraints.txt", "constraints-container.txt", "constraints-py310.txt"),
+           ((3, 10), (3, 10)), (2, 4),
+           "transformers + PEFT (trl 1.x, and so Unsloth's pins, need Python >= 3.11)",
+           "make test-container on Python 3.10.13 with torch 2.5.1 from PyPI, on the CPU (CI): the static and unit "
+           "tiers"),
 )
-# Why no set reaches a Python outside them: what has no wheel there (pip --dry-run --only-binary :all:).
-NO_PY310 = ("numpy 2.4.6, pandas 3.1.1, ipython 9.18.1, matplotlib 3.11.2, contourpy 1.3.3, transformers 5.23.0 "
-            "and trl 1.16.0 have no Python 3.10 wheels")
+# Why Python 3.10 gets the container's stack: what of the main pins has no wheel there (pip --only-binary :all:).
+NO_PY310 = ("numpy 2.4.6, pandas 3.1.1, ipython 9.18.1, matplotlib 3.11.2 and others of the main pins have no Python "
+            "3.10 wheel (constraints-py310.txt replaces them), and trl 1.x needs Python >= 3.11")
 TORCH_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)\d+)?(?:\.(?:dev|post)\d+)?(?:\+([A-Za-z0-9_.]+))?$")
 
 
@@ -107,18 +114,18 @@ def refusal_for_python(python: tuple[int, int]) -> str | None:
     """Why no set takes this Python, and what to change; None when one may."""
     low, high = min(s.python[0] for s in PIN_SETS), max(s.python[1] for s in PIN_SETS)
     if python < low:
-        why = NO_PY310 if python == (3, 10) else f"the pins need Python >= {_dotted(low)}"
-        return (f"Python {_dotted(python)}: no tested pin set installs on it ({why}); use a box image with Python "
-                f"{_dotted(low)}-{_dotted(high)} and its own ROCm or CUDA torch")
+        return (f"Python {_dotted(python)}: no tested pin set installs on it (the oldest takes {_dotted(low)}); use a "
+                f"box image with Python {_dotted(low)}-{_dotted(high)} and its own ROCm or CUDA torch")
     if python > high:
         return (f"Python {_dotted(python)}: no pin set is tested on it (they stop at {_dotted(high)}); use Python "
                 f"{_dotted(low)}-{_dotted(high)}")
     return None
 
 
-def plan(python: str, torch: str | None, root: Path = ROOT) -> dict:
+def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = None) -> dict:
     """The pin set for a box of this Python and torch (None: no torch yet, so make setup installs the CPU wheel):
-    {"ok", "pins", "files", "transformers", "trl", "backend", "why", "tested", "python", "torch"}."""
+    {"ok", "pins", "files", "transformers", "trl", "backend", "why", "tested", "python", "torch"}. `stack`: only the
+    sets that carry it (make test-container asks for the container's stack on whatever Python runs it)."""
     out: dict = {"ok": False, "pins": None, "files": [], "transformers": None, "trl": None, "backend": None,
                  "tested": None, "python": python, "torch": torch}
     try:
@@ -130,7 +137,9 @@ def plan(python: str, torch: str | None, root: Path = ROOT) -> dict:
     if refused:
         return {**out, "why": refused}
     for pin_set in PIN_SETS:
-        if py >= pin_set.python[0] and py <= pin_set.python[1] and version >= pin_set.torch_min:
+        if stack and pin_set.stack != stack:
+            continue
+        if pin_set.python[0] <= py <= pin_set.python[1] and version >= pin_set.torch_min:
             pins = pins_of(pin_set, root)
             return {**out, "ok": True, "pins": pin_set.name, "files": list(pin_set.files),
                     "transformers": pins.get("transformers"), "trl": pins.get("trl"), "backend": pin_set.backend,
@@ -144,10 +153,25 @@ def plan(python: str, torch: str | None, root: Path = ROOT) -> dict:
 def _why(pin_set: PinSet, version: tuple[int, int], torch: str | None) -> str:
     """Why this set: the torch it needs, and where the preferred one stops."""
     shown = torch or f"{CPU_WHEEL} (CPU, installed by make setup)"
-    if pin_set is PIN_SETS[0]:
-        return f"torch {shown} is >= {_dotted(pin_set.torch_min)}: the main pins"
-    return (f"torch {shown} is below {_dotted(PIN_SETS[0].torch_min)}, where transformers 5.x disables PyTorch; the "
-            f"challenge container's pins (transformers 4.51.3) run on torch >= {_dotted(pin_set.torch_min)}")
+    main = PIN_SETS[0]
+    if pin_set is main:
+        return f"torch {shown} is >= {_dotted(main.torch_min)}: the main pins"
+    if version < main.torch_min:
+        return (f"torch {shown} is below {_dotted(main.torch_min)}, where transformers 5.x disables PyTorch; the "
+                f"challenge container's pins (transformers 4.51.3) run on torch >= {_dotted(pin_set.torch_min)}")
+    if pin_set.python[1] < main.python[0]:
+        return f"Python {_dotted(pin_set.python[1])}: {NO_PY310}, so the challenge container's stack"
+    return f"the {pin_set.stack} stack was asked for"
+
+
+def unsloth_blocker(python: str, torch: str | None) -> str | None:
+    """Why make setup-gpu cannot lay Unsloth's pins (transformers 5.17, trl 1.15) on this box, or None: only a box the
+    main pins fit can take them."""
+    p = plan(python, torch)
+    if p["ok"] and p["pins"] == PIN_SETS[0].name:
+        return None
+    return (f"this box gets the '{p['pins']}' pins ({p['why']}), not the main ones Unsloth's go over"
+            if p["ok"] else p["why"])
 
 
 def this_box() -> tuple[str, str | None]:

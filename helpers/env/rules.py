@@ -246,7 +246,7 @@ RULES: list[Rule] = [
          and (f.get("backend") == "rocm" or not all(get(f, f"packages.{p}") for p in CORE_PACKAGES)),
          lambda f, s: f"Python {get(f, 'python.version')}: the MI50 team found most ML libraries would not "
          "install or load on 3.13 (C-extension wheels for ROCm torch, bitsandbytes, flash-attn lag behind).",
-         "Create the venv with Python 3.11 or 3.12 (e.g. `make setup PYTHON=python3.12`); `python -m helpers.env box "
+         "Create the venv with Python 3.10-3.12 (e.g. `make setup PYTHON=python3.12`); `python -m helpers.env box "
          "plan` says which pins a Python and torch get."),
     Rule("transformers_torch_mismatch", "fail", "this venv's transformers cannot use this torch",
          lambda f, s: version_tuple(get(f, "packages.transformers"))[:1] >= (5,)

@@ -4,7 +4,8 @@ Imported only inside helpers.train.run / helpers.train.state functions (after th
 so Unsloth can still be imported first (see helpers.models). Works on transformers 4.51.3 and 5.x:
   - group_by_length=True (4.51.3) is train_sampling_strategy="group_by_length" on 5.x;
   - eval_strategy (4.41+) was evaluation_strategy before; use_cpu (4.34+) was no_cuda;
-  - Trainer(processing_class=) (4.46+) was Trainer(tokenizer=).
+  - Trainer(processing_class=) (4.46+) was Trainer(tokenizer=);
+  - 4.51.3 on torch 2.4-2.5 cannot reload its own RNG state on resume (allow_rng_state_on_old_torch).
 """
 
 from __future__ import annotations
@@ -19,6 +20,21 @@ from transformers import Trainer, TrainingArguments
 MAGNITUDE_KEY = "lora_magnitude_vector"  # PEFT's name for DoRA's per-output-channel magnitude parameters
 # Canonical argument -> the names it has had, newest first.
 RENAMED = {"eval_strategy": ("eval_strategy", "evaluation_strategy"), "use_cpu": ("use_cpu", "no_cuda")}
+
+
+def allow_rng_state_on_old_torch() -> bool:
+    """transformers 4.51.3's Trainer reloads a checkpoint's rng_state.pth with torch.load(weights_only=True) but
+    allow-lists numpy's array types only on torch >= 2.6, so on torch 2.4-2.5 (the seeds' MI300X ran 2.5.1) every
+    resume fails: 'Unsupported global: numpy._core.multiarray._reconstruct'. Allow-list the types it allows on 2.6
+    (numpy arrays and dtypes: data, no code) for this process; True when it did."""
+    import numpy as np
+    from helpers.io import version_tuple
+    if version_tuple(torch.__version__)[:2] >= (2, 6) or not hasattr(torch.serialization, "add_safe_globals"):
+        return False
+    core = np._core if hasattr(np, "_core") else np.core
+    torch.serialization.add_safe_globals([core.multiarray._reconstruct, np.ndarray, np.dtype,
+                                          type(np.dtype(np.uint32))])
+    return True
 
 
 def accepted_training_args() -> set[str]:

@@ -416,6 +416,9 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=GRPOConfig(**kwargs),
                           train_dataset=Dataset.from_list(io.read_jsonl(prompts)), processing_class=tokenizer,
                           callbacks=[log])
+    if found:
+        from helpers.train.hf import allow_rng_state_on_old_torch
+        allow_rng_state_on_old_torch()
     trainer.train(resume_from_checkpoint=str(found[0]) if found else None)
     save_adapter(trainer.model, out_dir)
     report = run_report(cfg, start=start, info=info, book=book, trainer=trainer, dropped=dropped,
