@@ -6,9 +6,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      file under runs/<run>/), io, records (the one question record), prompts (the chat prompt),
                      filters (the organisers' filters), moved (old command lines say where they went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
-                     env.box (the box's torch stack: recorded, held, compared), env.stack (what the Unsloth
-                     wheels require of it), env.gpu_setup (make setup-gpu: pinned Unsloth, that stack untouched),
-                     env.pinsets (the tested pin set a Python and torch get, make setup's first step)
+                     env.pinsets (make setup's pin set for a Python and torch), env.box (the box's torch stack,
+                     recorded and held), env.stack (what Unsloth requires of it), env.gpu_setup (make setup-gpu)
     01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row
                      mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
