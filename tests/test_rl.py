@@ -312,9 +312,24 @@ def test_an_install_that_cannot_run_grpo_is_refused_before_anything_is_written(t
     assert not RunLayout.of(cfg).root.exists()
 
 
+def test_grpo_with_trl_1_15_on_a_gpu_build_that_sees_no_gpu_is_refused(monkeypatch):
+    """trl 1.15 runs its Triton kernel on whatever device the model is on: a CUDA torch on a box with no GPU visible
+    (make test-gpu-stack on Python 3.12, PyPI's CUDA torch) failed inside the first step with '0 active drivers'."""
+    from trl.trainer import utils as trl_utils
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", object(), raising=False)  # a Triton kernel is there
+    monkeypatch.setattr(reasoner_rl, "_triton_falls_back", lambda: False)
+    monkeypatch.setattr(reasoner_rl, "_gpu_visible", lambda: False)
+    assert "sees no GPU" in reasoner_rl.grpo_blocker() and "trl 1.16" in reasoner_rl.grpo_blocker()
+    monkeypatch.setattr(reasoner_rl, "_gpu_visible", lambda: True)
+    assert reasoner_rl.grpo_blocker() is None
+    monkeypatch.setattr(reasoner_rl, "_gpu_visible", lambda: False)
+    monkeypatch.setattr(reasoner_rl, "_triton_falls_back", lambda: True)  # trl 1.16: torch on the CPU
+    assert reasoner_rl.grpo_blocker() is None
+
+
 @pytest.mark.skipif(reasoner_rl.grpo_blocker() is not None,
-                    reason="this trl cannot run GRPO without Triton (trl 1.15 on a CPU torch): the refusal is tested "
-                           "above, and the main and container tiers run the steps")
+                    reason="this trl cannot run GRPO here (trl 1.15 without Triton, or with it but no GPU): the refusals "
+                           "are tested above, and the main and container tiers run the steps")
 def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(tmp_path):
     t0 = time.perf_counter()
     cfg = config.load_profile("smoke", overrides={"model.base": _primed_base(tmp_path / "primed"), "rl.steps": 2})

@@ -379,7 +379,26 @@ def grpo_blocker(cfg: config.Profile | None = None, recommendation: dict | None 
     if getattr(trl_utils, "_ChunkedLogProbFunction", object) is None:
         return (f"trl {trl.__version__} computes GRPO's log-probabilities with Triton, and this install has none: use "
                 "trl 1.16 or newer, or a torch build that ships Triton (ROCm and CUDA wheels do)")
+    if not _triton_falls_back() and not _gpu_visible():
+        return (f"trl {trl.__version__} runs GRPO's Triton log-probability kernel on the model's device, and this "
+                "torch (a CUDA or ROCm build) sees no GPU, so it would fail inside the first step ('0 active drivers'):"
+                " run where the GPU is visible, or use trl 1.16 or newer, which falls back to torch on the CPU")
     return None
+
+
+def _triton_falls_back() -> bool:
+    """Whether trl's chunked log-probability kernel picks torch over Triton on a CPU tensor (trl 1.16 does; 1.15 runs
+    Triton on any device; trl 0.19 has no such kernel)."""
+    try:
+        from trl.kernels import chunked_logprob
+    except ImportError:
+        return True
+    return hasattr(chunked_logprob, "_use_triton")
+
+
+def _gpu_visible() -> bool:
+    import torch
+    return torch.cuda.is_available()
 
 
 def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bool = True,
