@@ -18,6 +18,8 @@ from helpers import config
 
 # The files inside one adapter's folder (models/<name>/, or train's --out-dir): named here for every reader.
 ADAPTER, METRICS, MODEL_SUMMARY, TRAINING_PLOT = "adapter", "metrics.jsonl", "summary.json", "training.png"
+# make gpu-check's run folders: a GPU's, and a CPU rehearsal's (DEVICE=cpu), so one never overwrites the other.
+GPU_CHECK_RUN, GPU_CHECK_CPU_RUN = "gpu-check", "gpu-check-cpu"
 # The files of the dataset folder (data/, or `python -m helpers.data build --out DIR`).
 TRAIN_DATA, VAL_DATA, DATA_REPORT = "train.jsonl", "val.jsonl", "report.json"
 
@@ -246,6 +248,11 @@ class RunLayout:
     def rehearsal_record(self) -> Path:
         """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
         return self.root / "rehearsal.json"
+
+    @property
+    def gpu_check_record(self) -> Path:
+        """make gpu-check (helpers.env.gpu_check): every step's status, reason and figures; report.html beside it."""
+        return self.root / "gpu-check.json"
 
     @property
     def report_md(self) -> Path:
