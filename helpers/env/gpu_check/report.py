@@ -12,6 +12,29 @@ if TYPE_CHECKING:  # the run report's package imports its sections (numpy among 
     from helpers.report.render import Block
 
 STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "skip": "skip"}
+PLOT = "gpu-check.png"  # the three methods on one figure, inlined in report.html (each method's own PNG is linked)
+PLOT_DPI = 72  # ~40 KB: the page stays small enough to mail
+
+
+def plot_methods(curves: dict[str, list[dict]], path: Path, device_kind: str) -> Path | None:
+    """Loss, memory and tokens/s against the optimizer step, one line per method (from each metrics.jsonl)."""
+    from matplotlib.figure import Figure  # no pyplot: headless-safe
+    if not any(curves.values()):
+        return None
+    fig = Figure(figsize=(12, 3.2), layout="constrained")
+    ax_loss, ax_mem, ax_tps = fig.subplots(1, 3)
+    mem_key, mem_title = (("vram_allocated_gib", "VRAM allocated (GiB)") if device_kind != "cpu"
+                          else ("rss_gib", "process RSS (GiB; CPU)"))
+    for method, rows in curves.items():
+        x = [r["global_step"] for r in rows]
+        ax_loss.plot(x, [r["loss"] for r in rows], label=method)
+        ax_mem.plot(x, [r.get(mem_key) for r in rows], label=method)
+        ax_tps.plot(x, [r.get("tokens_per_s") for r in rows], label=method)
+    for ax, title in ((ax_loss, "training loss"), (ax_mem, mem_title), (ax_tps, "real tokens/s")):
+        ax.set(title=title, xlabel="optimizer step")
+        ax.legend(fontsize="small")
+    fig.savefig(path, dpi=PLOT_DPI)
+    return path
 
 
 def _num(x: Any, nd: int = 3) -> str:
@@ -88,9 +111,10 @@ def blocks(record: dict) -> list[Block]:
             out += [("h", 2, title), ("table", ["member", "same", "near ties (device/CPU)", "different",
                                                 "max prob shift"], rows)]
     plots = [(s["name"], s["plot"]) for s in record["steps"] if s.get("plot") and s["status"] == "pass"]
-    if plots:
+    if record.get("plot") or plots:
         out.append(("h", 2, "Loss, memory and throughput"))
-        out += [("img", name, rel) for name, rel in plots]
+        out += [("img", "the three methods", record["plot"])] if record.get("plot") else []
+        out.append(("p", ["Each step's own plot: "] + [x for name, rel in plots for x in (("link", name, rel), " ")]))
     if record.get("swaps"):
         out += [("h", 2, "What the check changed in the profile"),
                 ("ul", [[("code", s["key"]), f": {s['from']!r} -> {s['to']!r} ({s['why']})"] for s in record["swaps"]])]

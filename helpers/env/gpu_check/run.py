@@ -30,6 +30,7 @@ from helpers.env.gpu_check import agents, inputs, letters, report, training
 from helpers.env.gpu_check import device as dev
 from helpers.env.gpu_check.steps import Failed, Record, Skip, versions
 from helpers.layout import RunLayout
+from helpers.train.telemetry import read_metrics
 
 SCHEMA = 1
 LOG = "gpu-check.log"  # what the libraries printed during the steps (the terminal shows one line a step)
@@ -76,8 +77,8 @@ class Check:
                    "facts": {k: facts[k] for k in ("backend", "python", "system", "torch", "gpu", "errors")}}
         fails = [c["id"] for c in checks if c["status"] == "fail"]
         if fails:
-            raise Failed(f"{len(fails)} env check(s) fail: {', '.join(fails)} (python -m helpers.env gpu-check's "
-                         "gpu-check.json lists each with its fix)")
+            raise Failed(f"{len(fails)} env check(s) fail: {', '.join(fails)} (gpu-check.json lists each with its "
+                         "fix)", figures)
         warns = [c["id"] for c in checks if c["status"] == "warn"]
         figures["summary"] = (f"no env check fails ({len(warns)} warn{': ' + ', '.join(warns) if warns else ''}); "
                               f"recommended dtype {self.rec['dtype']['value']}, optim {self.rec['optim']['value']}")
@@ -131,7 +132,7 @@ class Check:
                    "estimates_gib": {m: round(e.total_gib, 3) for m, e in self.estimates.items()}}
         if free < need:
             raise Failed(f"{where} nearly full: {free / gib:.2f} GiB free of {total / gib:.2f} GiB, and training "
-                         f"{worst} needs {need / gib:.2f} GiB (the estimate): training skipped. {VRAM_FIX}")
+                         f"{worst} needs {need / gib:.2f} GiB (the estimate): training skipped. {VRAM_FIX}", figures)
         figures["summary"] = (f"{free / gib:.2f} GiB {where} free of {total / gib:.2f}; the largest estimate "
                               f"({worst}) is {need / gib:.2f} GiB")
         return figures
@@ -165,7 +166,7 @@ class Check:
                    "device_backend": info["backend"], "cpu_dtype": cpu["dtype"], "cpu_backend": cpu["backend"],
                    "warnings": letters.shift_warnings(compared)}
         if bad:
-            raise Failed(line)
+            raise Failed(line, figures)
         return {**figures, "summary": line}
 
     def check_cpu_ram(self) -> None:
@@ -183,7 +184,7 @@ class Check:
         line, bad = letters.verdict(compared, f"generated letters ({letters.GENERATE_TOKENS} tokens)",
                                     self.scores["tolerance"])
         if bad:
-            raise Failed(line)
+            raise Failed(line, {"members": compared})
         return {"members": compared, "summary": line}
 
     def step_reasoner(self) -> dict:
@@ -228,7 +229,7 @@ class Check:
         r.run("letters", self.step_letters, needs=("model",))
         r.run("generate", self.step_generate, needs=("model",))
         r.run("reasoner", self.step_reasoner, needs=("model",))
-        r.run("grpo", self.step_grpo, needs=("model",))
+        r.run("grpo", self.step_grpo, needs=("memory",))  # its own policy model: not on a GPU that is full
         r.run("fit", self.step_fit, needs=("memory",))
         self.free()
 
@@ -259,7 +260,10 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
         check = Check(facts, cfg, swaps, lay, steps, model, say)
         check.run()
+        curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
+        plot = report.plot_methods(curves, lay.root / report.PLOT, facts["kind"])
         record = build_record(check, facts, argv, time.time() - t0)
+        record["plot"] = lay.rel(plot) if plot else None
         io.write_json(lay.gpu_check_record, record)
         report.write(record, lay.root, lay.report_html)
     say(f"gpu-check: {report.verdict(record)} in {record['wall_seconds']:.0f} s -> {lay.gpu_check_record}, "

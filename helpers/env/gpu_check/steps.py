@@ -28,10 +28,15 @@ MAX_REASON = 400  # characters of a reason: one line in a terminal, a table cell
 
 
 class Skip(Exception):
-    """Raised inside a step: skip it, with this one-line reason (a missing package, a precondition not met)."""
+    """Raised inside a step: skip it, with this one-line reason (a missing package, a precondition not met) and the
+    figures it had measured by then."""
+
+    def __init__(self, reason: str, figures: dict | None = None):
+        super().__init__(reason)
+        self.figures = dict(figures or {})
 
 
-class Failed(Exception):
+class Failed(Skip):
     """Raised inside a step: fail it with this one-line reason as it is (bad input said plainly: no traceback)."""
 
 
@@ -126,10 +131,9 @@ class Record:
                 with self._quiet(name):
                     figures = dict(fn() or {})
                 status, reason = "pass", str(figures.pop("summary", "ok"))
-            except Skip as exc:
-                status, reason = "skip", str(exc)
-            except Failed as exc:
-                status, reason = "fail", str(exc)
+            except Skip as exc:  # Failed too: the reason as it is, with the figures measured before it
+                status, reason = "fail" if isinstance(exc, Failed) else "skip", str(exc)
+                figures = exc.figures
             except Exception as exc:  # a failing step is recorded, and the check goes on with what it can
                 status, reason = "fail", f"{type(exc).__name__}: {exc}"
                 figures = {"traceback": traceback.format_exc(limit=-12)}
