@@ -328,9 +328,10 @@ def cpu_runs(tmp_path_factory):
     for name, proc in procs.items():
         stdout, _ = proc.communicate(timeout=900)
         record_path = tmp / name / "gpu-check.json"
-        out[name] = (proc.returncode, json.loads(record_path.read_text()) if record_path.is_file() else None,
-                     stdout, round(time.time() - t0, 1))
-    print(f"gpu-check on the CPU: {out['full'][3]} s (full), {out['offline'][3]} s (offline), run side by side")
+        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+        out[name] = (proc.returncode, record, stdout, record["wall_seconds"] if record else None)
+    print(f"\ngpu-check on the CPU, side by side: {out['full'][3]} s (full), {out['offline'][3]} s (offline); "
+          f"{time.time() - t0:.0f} s both")
     return out
 
 

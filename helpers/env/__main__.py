@@ -170,13 +170,22 @@ def _gpu_check_parser(sub: argparse._SubParsersAction) -> None:
     ap.add_argument("--steps", type=int, default=30, help="optimizer steps per adapter, about (default 30)")
     ap.add_argument("--profile", default="smoke", help="the profile checked, with configs/overlays/gpu-check.yaml "
                                                        "over it (default smoke: its adapters learn on the tiny model)")
+    ap.add_argument("--overrides", default="{}", help="dotted profile keys over the overlay, as JSON, e.g. "
+                                                      "'{\"model.use_unsloth\": false}'")
 
 
 def run_gpu_check(args: argparse.Namespace) -> int:
     """The check; its exit status."""
     from helpers.env.gpu_check import run_check  # yaml, then torch and the rest inside: after --device cpu hid GPUs
+    try:
+        overrides = json.loads(args.overrides)
+        if not isinstance(overrides, dict):
+            raise ValueError(f"expected a JSON object, got {type(overrides).__name__}")
+    except ValueError as exc:
+        print(f"gpu-check: error: --overrides: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     argv = [f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "command" and v is not None]
-    return run_check(args.device, args.model, args.out, args.steps, args.profile, argv=argv)
+    return run_check(args.device, args.model, args.out, args.steps, args.profile, overrides, argv=argv)
 
 
 def main(argv: list[str] | None = None) -> int:

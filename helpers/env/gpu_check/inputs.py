@@ -48,14 +48,16 @@ def model_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def profile_for_check(profile: str, base: str, run: str) -> tuple[config.Profile, list[dict]]:
-    """(the profile with the overlay's swaps and model.base laid over it, the swaps as recorded: key, from, to, why)."""
+def profile_for_check(profile: str, base: str, run: str,
+                      overrides: dict | None = None) -> tuple[config.Profile, list[dict]]:
+    """(the profile with the overlay's swaps, model.base and the user's overrides (last, recorded apart) laid over it,
+    each checked as any override is; the swaps as recorded: key, from, to, why)."""
     swaps = rehearse.swaps(profile, rehearse.load_overlay(OVERLAY), OVERLAY)
     before = config.load_profile(profile).model.base
     if base != before:
         swaps.append({"key": "model.base", "from": before, "to": base,
                       "why": "the model the check trains: the tiny model built locally, or --model (MODEL=)"})
-    return config.load_profile(profile, run, {**{s["key"]: s["to"] for s in swaps}}), swaps
+    return config.load_profile(profile, run, {**{s["key"]: s["to"] for s in swaps}, **(overrides or {})}), swaps
 
 
 @contextlib.contextmanager

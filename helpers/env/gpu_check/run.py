@@ -235,7 +235,8 @@ class Check:
 
 
 def run_check(device: str = "auto", model: str | None = None, out: str | Path | None = None, steps: int = 30,
-              profile: str = "smoke", argv: list[str] | None = None, say: Callable[[str], None] = print) -> int:
+              profile: str = "smoke", overrides: dict | None = None, argv: list[str] | None = None,
+              say: Callable[[str], None] = print) -> int:
     """The whole check; returns the exit status (0 nothing failed, 1 a step failed, 2 no GPU or bad arguments)."""
     t0 = time.time()
     os.environ.setdefault("KIT_HEADLESS", "1")  # the kit's quiet lines, no live plots or weight-loading bars
@@ -247,15 +248,15 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         print(str(exc), file=sys.stderr)
         return 2
     out_dir = Path(out) if out else default_out(device)
-    try:
-        inputs.training_size(config.load_profile(profile), steps)  # --steps and --profile checked before any work
-    except (ValueError, OSError) as exc:
+    try:  # --steps, --profile and --overrides checked before any work
+        inputs.training_size(config.load_profile(profile, None, overrides or {}), steps)
+    except (ValueError, OSError, KeyError, TypeError) as exc:
         print(f"gpu-check: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     with inputs.runs_at(out_dir) as run:
         base = str(Path(model).expanduser().resolve()) if model else "tiny"
-        cfg, swaps = inputs.profile_for_check(profile, base, run)
+        cfg, swaps = inputs.profile_for_check(profile, base, run, overrides)
         lay = RunLayout.of(cfg)
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
         check = Check(facts, cfg, swaps, lay, steps, model, say)
@@ -263,7 +264,7 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
         plot = report.plot_methods(curves, lay.root / report.PLOT, facts["kind"])
         record = build_record(check, facts, argv, time.time() - t0)
-        record["plot"] = lay.rel(plot) if plot else None
+        record.update(plot=lay.rel(plot) if plot else None, overrides=dict(overrides or {}))
         io.write_json(lay.gpu_check_record, record)
         report.write(record, lay.root, lay.report_html)
     say(f"gpu-check: {report.verdict(record)} in {record['wall_seconds']:.0f} s -> {lay.gpu_check_record}, "
