@@ -181,7 +181,7 @@ gpu-check: $(if $(filter command line,$(origin PY)),,setup)
 # package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~1.5 min on
 # 2 cores). make test leaves it out; CI runs it after make test-profiles.
 test-gpu-check: setup
-	$(PY) -m pytest -m gpucheck --durations=3 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_gpu_check.py -m gpucheck --durations=3 $(PYTEST_ARGS)
 
 # The notebooks' code type-checked: nbqa hands mypy each notebook's code cells as one module, in cell order, with
 # pyproject.toml's [tool.mypy] (a name that changes type between cells, a name read before the cell that sets it or set

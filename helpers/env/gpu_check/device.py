@@ -2,21 +2,29 @@
 memory and bf16 support; and the one line (exit 2) when there is no GPU to check.
 
 torch is imported inside the functions: `--device cpu` hides every GPU (hide_accelerators) before the first import.
+CUDA starts in this process only after the env step has set the recommended variables (PYTORCH_CUDA_ALLOC_CONF and
+PYTORCH_HIP_ALLOC_CONF are read once, when it starts), as in the kit's own notebooks: choose() asks torch only whether
+a GPU is there, the env check's probe runs in a child process (collect_facts_apart), describe() comes after.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+from helpers import config
 from helpers.env import rules
 from helpers.rehearse import HIDDEN_DEVICES
 
 GIB = 1024 ** 3
 SMI_TIMEOUT_S = 10
+FACTS_TIMEOUT_S = 600  # the probe imports Unsloth and bitsandbytes in children of its own (180 s each at most)
 CPU_HINT = "`make gpu-check DEVICE=cpu` runs the whole check on the CPU"
 
 
@@ -43,8 +51,9 @@ def no_gpu_line(torch: Any) -> str:
 
 
 def choose(requested: str) -> dict:
-    """The device to check, described; raises NoDevice (its one line) when `requested` is auto and torch sees no GPU,
-    or is cpu but torch already sees one in this process (hide_accelerators came too late)."""
+    """The device to check ({"kind"}, the CPU described; a GPU's name and memory come from describe(), once CUDA may
+    start); raises NoDevice (its one line) when `requested` is auto and torch sees no GPU, or is cpu but torch already
+    sees one in this process (hide_accelerators came too late)."""
     import torch
     if requested not in ("auto", "cpu"):
         raise ValueError(f"--device: {requested!r} is not auto or cpu")
@@ -53,9 +62,34 @@ def choose(requested: str) -> dict:
             raise NoDevice("gpu-check: --device cpu, but torch already sees the GPU in this process: set "
                            "CUDA_VISIBLE_DEVICES= and HIP_VISIBLE_DEVICES= before it starts")
         return cpu_facts(torch)
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available():  # asks the driver how many devices there are: CUDA itself does not start
         raise NoDevice(no_gpu_line(torch))
-    return gpu_facts(torch)
+    return {"kind": "rocm" if getattr(torch.version, "hip", None) else "cuda", "name": "a GPU (not described yet)"}
+
+
+def describe(device: dict) -> dict:
+    """The device with its name, memory, driver and bf16 filled in (a GPU's: this starts CUDA here)."""
+    if device["kind"] == "cpu":
+        return device
+    import torch
+    return {**device, **gpu_facts(torch)}
+
+
+def collect_facts_apart(out: Path) -> dict:
+    """helpers.env.collect_facts in a child interpreter (written to <out>/env-facts.json, returned): its GPU probe
+    starts CUDA there, not here, as notebook 00's kernel does for the notebooks after it."""
+    path = out / "env-facts.json"
+    path.unlink(missing_ok=True)
+    root = str(config.project_root())
+    code = ("import json, sys; from helpers import env; from helpers.io import write_json; "
+            "write_json(sys.argv[1], env.collect_facts(sys.argv[2], hf_budget_s=2.0))")
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(out)], cwd=root, env=environ,
+                          capture_output=True, text=True, timeout=FACTS_TIMEOUT_S)
+    if done.returncode != 0 or not path.is_file():
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or [f"exit {done.returncode}"]
+        raise RuntimeError(f"the env check's probe failed in its process: {last[0]}")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def cpu_facts(torch: Any) -> dict:

@@ -65,7 +65,8 @@ def _training_rows(record: dict) -> list[list[Any]]:
         f = fit.get(s["method"], {})
         rows.append([s["method"], s["adapter"], s["backend"], s["dtype"], str(s["steps"]),
                      f"{s['loss_first']} -> {s['loss_last']}", _num(s["tokens_per_s"], 0),
-                     f"{s['peak_memory']['gib']} ({s['peak_memory']['kind']})", _num(f.get("estimate_gib")),
+                     f"{s['peak_memory']['gib']} ({s['peak_memory']['kind']})",
+                     f"{_num(f.get('estimate_gib'))} ({_num(f.get('estimate_without_context_gib'))})",
                      _num(f.get("ratio"), 2) + ("" if f.get("comparable", True) else " (CPU)")])
     return rows
 
@@ -99,12 +100,13 @@ def blocks(record: dict) -> list[Block]:
     warnings = [f"{s['name']}: {w}" for s in record["steps"] for w in s.get("warnings") or []]
     if warnings:
         out.append(("ul", warnings))
-    out += [("h", 2, "Device and versions"), ("table", ["", ""], _device_rows(record)),
-            ("table", list(record["versions"]), [list(record["versions"].values())])]
+    out += [("h", 2, "Device and versions"), ("table", ["device", ""], _device_rows(record)),
+            ("table", ["package", "version"], [[k, v] for k, v in record["versions"].items()])]
     if _training_rows(record):
         out += [("h", 2, "Training: LoRA, rsLoRA, DoRA through the kit's chunk loop"),
                 ("table", ["method", "adapter", "backend", "dtype", "steps", "loss first -> last", "tokens/s",
-                           "peak GiB", "estimate GiB", "measured / estimate"], _training_rows(record))]
+                           "peak GiB", "estimate GiB (less its 1 GiB context)", "measured / estimate less context"],
+                 _training_rows(record))]
     for name, title in (("letters", "Letter scoring: device against CPU"), ("generate", "Generate: device against CPU")):
         rows = _letter_rows(_step(record, name))
         if rows:

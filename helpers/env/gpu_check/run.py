@@ -67,9 +67,10 @@ class Check:
     # ------------------------------------------------------------ the steps
     def step_env(self) -> dict:
         from helpers import env
-        facts = env.collect_facts(runs_dir=self.lay.root, hf_budget_s=2.0)
+        facts = dev.collect_facts_apart(self.lay.root)
         checks = env.evaluate(facts, self.cfg)
         self.rec = env.recommend(facts, self.cfg.model)
+        env.apply_env(self.rec)  # before CUDA starts here: the allocator reads its variables once
         counts = env.summarize(checks)
         shown = [c for c in checks if c["status"] != "pass"]
         figures = {"counts": counts, "checks": [{k: c[k] for k in ("id", "status", "message", "fix")} for c in shown],
@@ -221,6 +222,10 @@ class Check:
         """Every step, in order; each is recorded whatever the others did."""
         r = self.record
         r.run("env", self.step_env)
+        try:
+            self.device.update(dev.describe(self.device))
+        except Exception as exc:  # recorded; the steps that need the GPU will say what fails
+            self.device["describe_error"] = f"{type(exc).__name__}: {exc}"
         r.run("backend", self.step_backend)
         r.run("model", self.step_model, needs=("backend",))
         r.run("memory", self.step_memory, needs=("model",))
@@ -259,6 +264,7 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         cfg, swaps = inputs.profile_for_check(profile, base, run, overrides)
         lay = RunLayout.of(cfg)
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
+        facts = dict(facts)  # described in place once the env step has set the recommended variables
         check = Check(facts, cfg, swaps, lay, steps, model, say)
         check.run()
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
