@@ -249,10 +249,31 @@ class RunLayout:
         """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
         return self.root / "rehearsal.json"
 
+    # make gpu-check (helpers.env.gpu_check): its own folder (GPU_CHECK_RUN), with models/, curriculum/ and agents/
+    # as a run has them, report.html, and these
     @property
     def gpu_check_record(self) -> Path:
-        """make gpu-check (helpers.env.gpu_check): every step's status, reason and figures; report.html beside it."""
+        """Every step's status, reason and figures, the device and the versions."""
         return self.root / "gpu-check.json"
+
+    @property
+    def gpu_check_log(self) -> Path:
+        """What the libraries printed while the steps ran (the terminal shows one line a step)."""
+        return self.root / "gpu-check.log"
+
+    @property
+    def gpu_check_plot(self) -> Path:
+        """The three methods' loss, memory and tokens/s on one figure (inlined in report.html)."""
+        return self.root / "gpu-check.png"
+
+    @property
+    def gpu_check_facts(self) -> Path:
+        """The env check's facts, probed in a process of their own."""
+        return self.root / "env-facts.json"
+
+    def gpu_check_reference(self, part: str) -> Path:
+        """The CPU side of the letters: its "spec" (what to score) and its "result"."""
+        return self.root / f"cpu-reference-{part}.json"
 
     @property
     def report_md(self) -> Path:

@@ -75,16 +75,15 @@ def describe(device: dict) -> dict:
     return {**device, **gpu_facts(torch)}
 
 
-def collect_facts_apart(out: Path) -> dict:
-    """helpers.env.collect_facts in a child interpreter (written to <out>/env-facts.json, returned): its GPU probe
-    starts CUDA there, not here, as notebook 00's kernel does for the notebooks after it."""
-    path = out / "env-facts.json"
+def collect_facts_apart(path: Path) -> dict:
+    """helpers.env.collect_facts in a child interpreter (written to `path`, returned): its GPU probe starts CUDA there,
+    not here, as notebook 00's kernel does for the notebooks after it."""
     path.unlink(missing_ok=True)
     root = str(config.project_root())
     code = ("import json, sys; from helpers import env; from helpers.io import write_json; "
             "write_json(sys.argv[1], env.collect_facts(sys.argv[2], hf_budget_s=2.0))")
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run([sys.executable, "-c", code, str(path), str(out)], cwd=root, env=environ,
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(path.parent)], cwd=root, env=environ,
                           capture_output=True, text=True, timeout=FACTS_TIMEOUT_S)
     if done.returncode != 0 or not path.is_file():
         last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or [f"exit {done.returncode}"]

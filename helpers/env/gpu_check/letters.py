@@ -80,9 +80,10 @@ def reference_main(spec_path: str, out_path: str) -> int:
     return 0
 
 
-def cpu_reference(cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], work: Path) -> dict:
-    """Run reference_main in a fresh interpreter with every GPU hidden; its result, or a one-line error."""
-    spec, out = work / "cpu-reference-spec.json", work / "cpu-reference.json"
+def cpu_reference(cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], spec: Path,
+                  out: Path) -> dict:
+    """Run reference_main in a fresh interpreter with every GPU hidden (what to score in `spec`, its result to `out`);
+    the result, or a one-line error."""
     io.write_json(spec, {"profile": cfg.as_dict(), "adapters": adapter_dirs, "questions": questions})
     out.unlink(missing_ok=True)
     root = str(config.project_root())

@@ -12,12 +12,12 @@ if TYPE_CHECKING:  # the run report's package imports its sections (numpy among 
     from helpers.report.render import Block
 
 STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "skip": "skip"}
-PLOT = "gpu-check.png"  # the three methods on one figure, inlined in report.html (each method's own PNG is linked)
-PLOT_DPI = 72  # ~40 KB: the page stays small enough to mail
+PLOT_DPI = 72  # ~70 KB, the whole page ~100 KB: small enough to mail
 
 
 def plot_methods(curves: dict[str, list[dict]], path: Path, device_kind: str) -> Path | None:
-    """Loss, memory and tokens/s against the optimizer step, one line per method (from each metrics.jsonl)."""
+    """Loss, memory and tokens/s against the optimizer step, one line per method (from each metrics.jsonl); inlined
+    in report.html, each method's own PNG linked."""
     from matplotlib.figure import Figure  # no pyplot: headless-safe
     if not any(curves.values()):
         return None

@@ -33,7 +33,6 @@ from helpers.layout import RunLayout
 from helpers.train.telemetry import read_metrics
 
 SCHEMA = 1
-LOG = "gpu-check.log"  # what the libraries printed during the steps (the terminal shows one line a step)
 BUDGET_S = 480  # the promise: under 8 minutes on a GPU box, the tiny model built included
 RECOMMENDED = ("dtype", "optim", "load_in_4bit", "attn_implementation", "use_unsloth", "gradient_checkpointing")
 VRAM_FIX = next(r.fix for r in rules.RULES if r.id == "vram_in_use")  # the env check's fix for a GPU others hold
@@ -52,7 +51,7 @@ class Check:
                  model_arg: str | None, say: Callable[[str], None]):
         self.device, self.cfg, self.swaps, self.lay, self.n_steps = device, cfg, swaps, lay, steps
         self.model_arg, self.say = model_arg, say
-        self.record = Record(say, cleanup=self.free, log=lay.root / LOG)
+        self.record = Record(say, cleanup=self.free, log=lay.gpu_check_log)
         self.rec: dict = {}
         self.backend: dict = {}
         self.model: dict = {}
@@ -67,7 +66,7 @@ class Check:
     # ------------------------------------------------------------ the steps
     def step_env(self) -> dict:
         from helpers import env
-        facts = dev.collect_facts_apart(self.lay.root)
+        facts = dev.collect_facts_apart(self.lay.gpu_check_facts)
         checks = env.evaluate(facts, self.cfg)
         self.rec = env.recommend(facts, self.cfg.model)
         env.apply_env(self.rec)  # before CUDA starts here: the allocator reads its variables once
@@ -158,7 +157,8 @@ class Check:
         self.loaded = (model, tokenizer)
         device_side = letters.score_loaded(self.cfg, model, tokenizer, ["base", *dirs], self.held)
         self.check_cpu_ram()
-        cpu = letters.cpu_reference(self.cfg, dirs, self.held, self.lay.root)
+        cpu = letters.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
+                                    self.lay.gpu_check_reference("result"))
         tol = letters.NEAR_TIE.get(info["torch_dtype"], letters.NEAR_TIE["bfloat16"])
         self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol}
         compared = letters.compare_scores(device_side, cpu["members"], tol)
@@ -268,7 +268,7 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         check = Check(facts, cfg, swaps, lay, steps, model, say)
         check.run()
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
-        plot = report.plot_methods(curves, lay.root / report.PLOT, facts["kind"])
+        plot = report.plot_methods(curves, lay.gpu_check_plot, facts["kind"])
         record = build_record(check, facts, argv, time.time() - t0)
         record.update(plot=lay.rel(plot) if plot else None, overrides=dict(overrides or {}))
         io.write_json(lay.gpu_check_record, record)
@@ -289,4 +289,4 @@ def build_record(check: Check, facts: dict, argv: list[str] | None, seconds: flo
             "wall_seconds": round(seconds, 1), "budget_s": BUDGET_S, "device": facts, "versions": versions(),
             "python": sys.version.split()[0], "profile": check.cfg.profile, "swaps": check.swaps,
             "model": check.model or {"base": check.cfg.model.base}, "backend": check.backend, "data": check.data,
-            "out": str(check.lay.root), "log": LOG, "steps": check.record.steps}
+            "out": str(check.lay.root), "log": check.lay.rel(check.lay.gpu_check_log), "steps": check.record.steps}
