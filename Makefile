@@ -51,7 +51,7 @@ help:
 	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
 	@echo "make gpu-check [DEVICE=cpu] [MODEL=/path] [STEPS=30]   is this box ready? the kit's GPU path in minutes -> runs/gpu-check/ (DEVICE=cpu: runs/gpu-check-cpu/; PY=python3: the box's own Python, no setup)"
-	@echo "make test-gpu-check                                    the gpu-check tier: make gpu-check DEVICE=cpu, with every package and without those a GPU box may lack (~1.5 min)"
+	@echo "make test-gpu-check                                    the gpu-check tier: make gpu-check DEVICE=cpu, with every package and without those a GPU box may lack (~75 s)"
 	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
 	@echo "make bench-quick                                       the CI tier of benchmarks: data, training, scoring ratios on the tiny model, memory (2-4 min) -> runs/bench/bench-ci.json"
@@ -178,7 +178,7 @@ gpu-check: $(if $(filter command line,$(origin PY)),,setup)
 	$(PY) -m helpers.env gpu-check --device $(DEVICE) --steps $(STEPS) $(if $(MODEL),--model "$(MODEL)") --overrides '$(OVERRIDES)' $(GPU_CHECK_ARGS)
 
 # The gpu-check tier (tests/test_gpu_check.py -m gpucheck): make gpu-check DEVICE=cpu twice side by side, with every
-# package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~1.5 min on
+# package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~75 s on
 # 2 cores). make test leaves it out; CI runs it after make test-profiles.
 test-gpu-check: setup
 	$(PY) -m pytest tests/test_gpu_check.py -m gpucheck --durations=3 $(PYTEST_ARGS)

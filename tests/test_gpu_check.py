@@ -51,7 +51,8 @@ STEP_NAMES = ["env", "backend", "model", "memory", "train_lora", "train_rslora",
 def _environment_restored(monkeypatch):
     """run_check hides the GPUs (--device cpu), turns the kit's headless mode on and may point KIT_RUNS_DIR elsewhere
     for the duration: in this process every such change is undone after each test."""
-    for var in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "KIT_HEADLESS", "KIT_RUNS_DIR", "KIT_CACHE_DIR"):
+    for var in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "KIT_HEADLESS", "KIT_RUNS_DIR", "KIT_CACHE_DIR",
+                *gc_run.OFFLINE):
         was = os.environ.get(var)
         monkeypatch.setenv(var, was or "")
         if was is None:

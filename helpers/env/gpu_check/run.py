@@ -34,6 +34,7 @@ from helpers.train.telemetry import read_metrics
 
 SCHEMA = 1
 BUDGET_S = 480  # the issue's promise: under 8 minutes on a GPU box, the tiny model built included
+OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")  # read when huggingface_hub is imported
 RECOMMENDED = ("dtype", "optim", "load_in_4bit", "attn_implementation", "use_unsloth", "gradient_checkpointing")
 VRAM_FIX = next(r.fix for r in rules.RULES if r.id == "vram_in_use")  # the env check's fix for a GPU others hold
 
@@ -245,6 +246,8 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
     """The whole check; returns the exit status (0 nothing failed, 1 a step failed, 2 no GPU or bad arguments)."""
     t0 = time.time()
     os.environ.setdefault("KIT_HEADLESS", "1")  # the kit's quiet lines, no live plots or weight-loading bars
+    for var in OFFLINE:  # everything is local: no library may wait on a network the box may not have
+        os.environ.setdefault(var, "1")
     if device == "cpu":
         dev.hide_accelerators()  # before anything imports torch
     try:
