@@ -38,7 +38,7 @@ OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help
+.PHONY: setup setup-gpu pipeline test test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
@@ -50,6 +50,8 @@ help:
 	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
 	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
+	@echo "make gpu-check [DEVICE=cpu] [MODEL=/path] [STEPS=30]   is this box ready? the kit's GPU path in minutes -> runs/gpu-check/ (DEVICE=cpu: runs/gpu-check-cpu/; PY=python3: the box's own Python, no setup)"
+	@echo "make test-gpu-check                                    the gpu-check tier: make gpu-check DEVICE=cpu, with every package and without those a GPU box may lack (~75 s)"
 	@echo "make test-gpu-stack                                    static + unit tiers on the Unsloth-compatible pins (constraints-gpu.txt)"
 	@echo "make bench [BENCH_ARGS=--quick]                        every benchmark (data, training, scoring, agents, reasoning, memory vs seeds) -> runs/bench/bench.json"
 	@echo "make bench-quick                                       the CI tier of benchmarks: data, training, scoring ratios on the tiny model, memory (2-4 min) -> runs/bench/bench-ci.json"
@@ -119,7 +121,7 @@ setup-gpu: setup
 # installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
 test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
-	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles" $(PYTEST_ARGS)
+	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py
 	@set -e; \
@@ -156,10 +158,30 @@ test-profiles: setup
 	$(PY) -m pytest -m profiles --durations=3 $(PYTEST_ARGS)
 
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal and not profiles" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 test-fast: setup
-	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal and not profiles" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+
+# Is this box ready? (helpers/env/gpu_check, README "Is this box ready? make gpu-check"): the env check, LoRA, rsLoRA and
+# DoRA through the kit's training loop, letters on the device against the CPU, the reasoner, two GRPO steps and the
+# memory estimate against the measured peak, in minutes, offline -> runs/gpu-check/gpu-check.json and report.html.
+# Exit 0: no step failed; 1: a step failed; 2: no GPU (one line). DEVICE=cpu runs it all on the CPU into
+# runs/gpu-check-cpu/ (a rehearsal never overwrites a GPU's result). With PY given (PY=python3: a box whose Python has
+# torch, transformers, peft and accelerate but no network for make setup) nothing is installed first. OVERRIDES as for
+# make pipeline (e.g. '{"model.use_unsloth": false}'); GPU_CHECK_ARGS='--profile mi300x' checks another profile's adapters.
+DEVICE ?= auto
+MODEL ?=
+STEPS ?= 30
+GPU_CHECK_ARGS ?=
+gpu-check: $(if $(filter command line,$(origin PY)),,setup)
+	$(PY) -m helpers.env gpu-check --device $(DEVICE) --steps $(STEPS) $(if $(MODEL),--model "$(MODEL)") --overrides '$(OVERRIDES)' $(GPU_CHECK_ARGS)
+
+# The gpu-check tier (tests/test_gpu_check.py -m gpucheck): make gpu-check DEVICE=cpu twice side by side, with every
+# package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~75 s on
+# 2 cores). make test leaves it out; CI runs it after make test-profiles.
+test-gpu-check: setup
+	$(PY) -m pytest tests/test_gpu_check.py -m gpucheck --durations=3 $(PYTEST_ARGS)
 
 # The notebooks' code type-checked: nbqa hands mypy each notebook's code cells as one module, in cell order, with
 # pyproject.toml's [tool.mypy] (a name that changes type between cells, a name read before the cell that sets it or set
@@ -174,7 +196,7 @@ typecheck: $(STAMP)
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 # Built like the main venv, on the pin set `box plan --stack container` gives this Python: constraints.txt with
 # constraints-container.txt laid over it, and on Python 3.10 constraints-py310.txt too (helpers/env/pinsets.py). The

@@ -6,8 +6,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      file under runs/<run>/), io, records (the one question record), prompts (the chat prompt),
                      filters (the organisers' filters), moved (old command lines say where they went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
-                     env.pinsets (make setup's pin set for a Python and torch), env.box (the box's torch stack,
-                     recorded and held), env.stack (what Unsloth requires of it), env.gpu_setup (make setup-gpu)
+                     env.pinsets (make setup's pins), env.box (the box's torch stack), env.stack (Unsloth's needs),
+                     env.gpu_setup (make setup-gpu), env.gpu_check (make gpu-check: gpu_check.run, gpu_check.device,
+                     gpu_check.inputs, gpu_check.training, gpu_check.letters, gpu_check.agents, gpu_check.steps, gpu_check.report)
     01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row
                      mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
@@ -26,9 +27,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      ranks), train.replay (reservoir, chunk mixing), train.schedule (lr / replay per chunk),
                      train.data (tokenised examples), train.hf (Trainer seam), train.checkpoints (atomic,
                      resumable), train.telemetry (metrics, live plot), train.plan (examples, steps, hours)
-    models           models (models.load, models.adapters, models.settings, models.unsloth_api), models.members (the
-                     run's adapters, CPU threads), models.tiny / models.packaged (offline), models.cache, models.compat,
-                     models.release (free a model's memory before the next one loads)
+    models           models (models.load, models.adapters, models.settings, models.unsloth_api), models.members (a run's
+                     adapters, CPU threads), models.tiny / models.packaged (offline), models.cache, models.compat, models.release
     06 validate      scoring (letter scoring), evaluate (evaluate.rows, evaluate.score, evaluate.metrics:
                      accuracy, calibration, buckets), evaluate.plots
     07 ensemble      ensemble

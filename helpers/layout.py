@@ -18,6 +18,8 @@ from helpers import config
 
 # The files inside one adapter's folder (models/<name>/, or train's --out-dir): named here for every reader.
 ADAPTER, METRICS, MODEL_SUMMARY, TRAINING_PLOT = "adapter", "metrics.jsonl", "summary.json", "training.png"
+# make gpu-check's run folders: a GPU's, and a CPU rehearsal's (DEVICE=cpu), so one never overwrites the other.
+GPU_CHECK_RUN, GPU_CHECK_CPU_RUN = "gpu-check", "gpu-check-cpu"
 # The files of the dataset folder (data/, or `python -m helpers.data build --out DIR`).
 TRAIN_DATA, VAL_DATA, DATA_REPORT = "train.jsonl", "val.jsonl", "report.json"
 
@@ -246,6 +248,32 @@ class RunLayout:
     def rehearsal_record(self) -> Path:
         """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
         return self.root / "rehearsal.json"
+
+    # make gpu-check (helpers.env.gpu_check): its own folder (GPU_CHECK_RUN), with models/, curriculum/ and agents/
+    # as a run has them, report.html, and these
+    @property
+    def gpu_check_record(self) -> Path:
+        """Every step's status, reason and figures, the device and the versions."""
+        return self.root / "gpu-check.json"
+
+    @property
+    def gpu_check_log(self) -> Path:
+        """What the libraries printed while the steps ran (the terminal shows one line a step)."""
+        return self.root / "gpu-check.log"
+
+    @property
+    def gpu_check_plot(self) -> Path:
+        """The three methods' loss, memory and tokens/s on one figure (inlined in report.html)."""
+        return self.root / "gpu-check.png"
+
+    @property
+    def gpu_check_facts(self) -> Path:
+        """The env check's facts, probed in a process of their own."""
+        return self.root / "env-facts.json"
+
+    def gpu_check_reference(self, part: str) -> Path:
+        """The CPU side of the letters: its "spec" (what to score) and its "result"."""
+        return self.root / f"cpu-reference-{part}.json"
 
     @property
     def report_md(self) -> Path:

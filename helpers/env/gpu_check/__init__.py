@@ -1,0 +1,13 @@
+"""make gpu-check (`python -m helpers.env gpu-check`): the kit's own GPU path run on this box in minutes.
+
+    run       the steps in order (run_check), gpu-check.json; device: the GPU (or --device cpu), its memory and peaks
+    inputs    the profile with configs/overlays/gpu-check.yaml, the model (tiny, or a checked local folder), the questions
+    training  LoRA, rsLoRA, DoRA through helpers.train, and the "will it fit" estimate against the measured peak
+    letters   letter scoring and generation on the device against a CPU process; agents: the reasoner, two GRPO steps
+    steps     the record (pass, fail, skip with a reason per step), versions; report: report.html
+Nothing heavy is imported here: torch, transformers and the rest load inside the steps, after --device cpu hid the GPUs.
+"""
+
+from helpers.env.gpu_check.run import default_out, run_check
+
+__all__ = ["default_out", "run_check"]

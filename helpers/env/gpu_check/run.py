@@ -1,0 +1,295 @@
+"""`make gpu-check` / `python -m helpers.env gpu-check`: the kit's own GPU path on this box, step by step.
+
+    env        the env check's rules and the settings it recommends for this box (helpers.env)
+    backend    Unsloth or transformers + PEFT (helpers.models.import_backend), and why
+    model      the tiny model built locally, or --model: a local folder, checked first; the curriculum and held-out
+               questions from the bundled data
+    memory     free device memory (torch.cuda.mem_get_info; RAM on the CPU) against the "will it fit" estimate
+    train_*    LoRA, rsLoRA, DoRA through helpers.train.train_adapter, each with its loss/memory PNG
+    letters    letter scoring on the device against a CPU process, same saved adapters; generate: the same for the
+               generated letter
+    reasoner   the reasoner's answer mode (reasoning, then the letter, inside the answer limit)
+    grpo       two GRPO steps of the reasoner's RL stage (skipped without trl or datasets)
+    fit        the estimate against the measured peak per method, and tokens/s per method
+Each step is recorded pass, fail or skip with its reason in <out>/gpu-check.json; report.html shows it on one page.
+Exit 0: nothing failed; 1: a step failed; 2: no GPU (or bad arguments), said in one line, nothing written.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from helpers import config, io, layout
+from helpers.env import rules
+from helpers.env.gpu_check import agents, inputs, letters, report, training
+from helpers.env.gpu_check import device as dev
+from helpers.env.gpu_check.steps import Failed, Record, Skip, versions
+from helpers.layout import RunLayout
+from helpers.train.telemetry import read_metrics
+
+SCHEMA = 1
+BUDGET_S = 480  # the issue's promise: under 8 minutes on a GPU box, the tiny model built included
+OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")  # read when huggingface_hub is imported
+RECOMMENDED = ("dtype", "optim", "load_in_4bit", "attn_implementation", "use_unsloth", "gradient_checkpointing")
+VRAM_FIX = next(r.fix for r in rules.RULES if r.id == "vram_in_use")  # the env check's fix for a GPU others hold
+
+
+def default_out(device: str) -> Path:
+    """runs/gpu-check, or runs/gpu-check-cpu for --device cpu (a rehearsal never overwrites a GPU's result)."""
+    return RunLayout.of(layout.GPU_CHECK_CPU_RUN if device == "cpu" else layout.GPU_CHECK_RUN).root
+
+
+class Check:
+    """One gpu-check: the steps, in order, and what they hand each other (the profile, the recommendation, the
+    trained adapters, the device's loaded model)."""
+
+    def __init__(self, device: dict, cfg: config.Profile, swaps: list[dict], lay: RunLayout, steps: int,
+                 model_arg: str | None, say: Callable[[str], None]):
+        self.device, self.cfg, self.swaps, self.lay, self.n_steps = device, cfg, swaps, lay, steps
+        self.model_arg, self.say = model_arg, say
+        self.record = Record(say, cleanup=self.free, log=lay.gpu_check_log)
+        self.rec: dict = {}
+        self.backend: dict = {}
+        self.model: dict = {}
+        self.data: dict = {}
+        self.held: list[dict] = []
+        self.seq_len = 0
+        self.estimates: dict[str, Any] = {}
+        self.trained: dict[str, dict] = {}
+        self.scores: dict | None = None
+        self.loaded: tuple | None = None
+
+    # ------------------------------------------------------------ the steps
+    def step_env(self) -> dict:
+        from helpers import env
+        facts = dev.collect_facts_apart(self.lay.gpu_check_facts)
+        checks = env.evaluate(facts, self.cfg)
+        self.rec = env.recommend(facts, self.cfg.model)
+        env.apply_env(self.rec)  # before CUDA starts here: the allocator reads its variables once
+        counts = env.summarize(checks)
+        shown = [c for c in checks if c["status"] != "pass"]
+        figures = {"counts": counts, "checks": [{k: c[k] for k in ("id", "status", "message", "fix")} for c in shown],
+                   "recommended": {k: self.rec[k] for k in RECOMMENDED if k in self.rec},
+                   "facts": {k: facts[k] for k in ("backend", "python", "system", "torch", "gpu", "errors")}}
+        fails = [c["id"] for c in checks if c["status"] == "fail"]
+        if fails:
+            raise Failed(f"{len(fails)} env check(s) fail: {', '.join(fails)} (gpu-check.json lists each with its "
+                         "fix)", figures)
+        warns = [c["id"] for c in checks if c["status"] == "warn"]
+        figures["summary"] = (f"no env check fails ({len(warns)} warn{': ' + ', '.join(warns) if warns else ''}); "
+                              f"recommended dtype {self.rec['dtype']['value']}, optim {self.rec['optim']['value']}")
+        return figures
+
+    def step_backend(self) -> dict:
+        from helpers.models import import_backend
+        if not self.rec:
+            raise Skip("no recommendation: the env step did not finish")
+        name = import_backend(self.cfg.model, self.rec)
+        why = self.rec["use_unsloth"]["reason"]
+        self.backend = {"name": name, "why": why}
+        return {"backend": name, "why": why, "summary": f"{'Unsloth' if name == 'unsloth' else 'transformers + PEFT'}: {why}"}
+
+    def step_model(self) -> dict:
+        from helpers.env import memory
+        from helpers.models import load_tokenizer, resolve_base
+        if self.model_arg is not None:
+            problem = inputs.model_problem(self.model_arg)
+            if problem:
+                raise Failed(problem)
+        t0 = time.perf_counter()
+        source, kind = resolve_base(self.cfg.model.weights, {"progress": False} if self.model_arg is None else None)
+        shape = memory.get_shape(str(source))
+        self.model = {"base": self.cfg.model.base, "kind": kind, "path": str(source), "model_type": shape.model_type,
+                      "params": memory.count_params(shape)["total"], "ready_seconds": round(time.perf_counter() - t0, 1)}
+        self.held, self.data = inputs.write_questions(self.cfg, self.lay, self.n_steps)
+        self.seq_len = training.longest_example(self.cfg, load_tokenizer(self.cfg.model.weights, self.cfg.model),
+                                                self.lay.curriculum)
+        self.data["longest_example_tokens"] = self.seq_len
+        what = "the tiny model (built locally)" if self.model_arg is None else str(source)
+        return {**self.model, "data": self.data,
+                "summary": f"{what}: {shape.model_type}, {self.model['params'] / 1e6:,.1f}M parameters, ready in "
+                           f"{self.model['ready_seconds']} s; {self.data['training_questions']} training questions in "
+                           f"{self.data['chunks']} chunks, {self.data['held_out']} held out"}
+
+    def step_memory(self) -> dict:
+        from helpers.models import resolve_settings
+        settings = resolve_settings(self.cfg.model, self.rec, self.cfg.train)
+        methods = [(m, training.adapter_for(self.cfg, m)) for m in training.METHODS]
+        self.estimates = {m: training.estimate(self.cfg, name, settings, self.backend["name"],
+                                               Path(self.model["path"]), self.seq_len)
+                          for m, name in methods if name}
+        if not self.estimates:
+            raise Skip(f"profile {self.cfg.profile} has no LoRA, rsLoRA or DoRA adapter")
+        worst = max(self.estimates, key=lambda m: self.estimates[m].total_bytes)
+        need, (free, total) = self.estimates[worst].total_bytes, dev.free_memory(self.device)
+        gib = training.memory.GIB
+        where = "GPU memory" if self.device["kind"] != "cpu" else "RAM"
+        figures = {"free_gib": round(free / gib, 3), "total_gib": round(total / gib, 3), "where": where,
+                   "estimates_gib": {m: round(e.total_gib, 3) for m, e in self.estimates.items()}}
+        if free < need:
+            raise Failed(f"{where} nearly full: {free / gib:.2f} GiB free of {total / gib:.2f} GiB, and training "
+                         f"{worst} needs {need / gib:.2f} GiB (the estimate): training skipped. {VRAM_FIX}", figures)
+        figures["summary"] = (f"{free / gib:.2f} GiB {where} free of {total / gib:.2f}; the largest estimate "
+                              f"({worst}) is {need / gib:.2f} GiB")
+        return figures
+
+    def step_train(self, method: str) -> dict:
+        name = training.adapter_for(self.cfg, method)
+        if name is None:
+            raise Skip(f"profile {self.cfg.profile} has no {method} adapter")
+        figures = training.train_method(self.cfg, name, self.rec, self.lay, self.device)
+        self.trained[method] = figures
+        return figures
+
+    def adapter_dirs(self) -> dict[str, str]:
+        """The trained adapters' folders by name, absolute."""
+        if not self.trained:
+            raise Skip("no adapter was trained (see the train_* steps)")
+        return {t["adapter"]: str(self.lay.adapter_dir(t["adapter"]).resolve()) for t in self.trained.values()}
+
+    def step_letters(self) -> dict:
+        dirs = self.adapter_dirs()
+        model, tokenizer, info = letters.load_scored(self.cfg, self.rec, dirs)
+        self.loaded = (model, tokenizer)
+        device_side = letters.score_loaded(self.cfg, model, tokenizer, ["base", *dirs], self.held)
+        self.check_cpu_ram()
+        cpu = letters.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
+                                    self.lay.gpu_check_reference("result"))
+        tol = letters.NEAR_TIE.get(info["torch_dtype"], letters.NEAR_TIE["bfloat16"])
+        self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol}
+        compared = letters.compare_scores(device_side, cpu["members"], tol)
+        line, bad = letters.verdict(compared, "letters", tol)
+        figures = {"members": compared, "near_tie_below": tol, "device_dtype": info["torch_dtype"],
+                   "device_backend": info["backend"], "cpu_dtype": cpu["dtype"], "cpu_backend": cpu["backend"],
+                   "warnings": letters.shift_warnings(compared)}
+        if bad:
+            raise Failed(line, figures)
+        return {**figures, "summary": line}
+
+    def check_cpu_ram(self) -> None:
+        """Skip the CPU reference when the model in fp32 (x1.3 for the process) would not fit the available RAM."""
+        import psutil
+        need, free = self.model["params"] * 4 * 1.3, psutil.virtual_memory().available
+        if need > free:
+            raise Skip(f"the CPU reference needs ~{need / 2**30:.1f} GiB of RAM for the model in fp32, "
+                       f"{free / 2**30:.1f} GiB available: letters not compared")
+
+    def step_generate(self) -> dict:
+        if self.scores is None:
+            raise Skip("nothing scored: the letters step did not score on both sides")
+        compared = letters.compare_generated(self.scores["device"], self.scores["cpu"], self.scores["tolerance"])
+        line, bad = letters.verdict(compared, f"generated letters ({letters.GENERATE_TOKENS} tokens)",
+                                    self.scores["tolerance"])
+        if bad:
+            raise Failed(line, {"members": compared})
+        return {"members": compared, "summary": line}
+
+    def step_reasoner(self) -> dict:
+        dirs = self.adapter_dirs()
+        if self.loaded is None:
+            model, tokenizer, _ = letters.load_scored(self.cfg, self.rec, dirs)
+            self.loaded = (model, tokenizer)
+        return agents.reasoner_answers(self.cfg, *self.loaded, next(iter(dirs)))
+
+    def step_grpo(self) -> dict:
+        self.free()  # the device's inference model: GRPO loads its own policy
+        return agents.grpo_steps(self.cfg, self.rec)
+
+    def step_fit(self) -> dict:
+        rows = [training.fit_row(self.estimates[m], t) for m, t in self.trained.items() if m in self.estimates]
+        if not rows:
+            raise Skip("no method trained, so no peak to compare")
+        warnings = training.fit_warnings(rows)
+        shown = ", ".join(f"{r['method']} {r['measured_gib']}/{r['estimate_without_context_gib']} GiB "
+                          f"({r['ratio']:.2f}x{'' if r['comparable'] else ', CPU RSS'}), "
+                          f"{r['tokens_per_s']:.0f} tokens/s" for r in rows)
+        return {"methods": rows, "warnings": warnings, "summary": f"measured/estimated: {shown}"}
+
+    # ------------------------------------------------------------ the order
+    def free(self) -> None:
+        """Drop the device's loaded model and return its memory (after a failed step, before GRPO)."""
+        self.loaded = None
+        gc.collect()
+        if self.device["kind"] != "cpu":
+            import torch
+            torch.cuda.empty_cache()
+
+    def run(self) -> None:
+        """Every step, in order; each is recorded whatever the others did."""
+        r = self.record
+        r.run("env", self.step_env)
+        try:
+            self.device.update(dev.describe(self.device))
+        except Exception as exc:  # recorded; the steps that need the GPU will say what fails
+            self.device["describe_error"] = f"{type(exc).__name__}: {exc}"
+        r.run("backend", self.step_backend)
+        r.run("model", self.step_model, needs=("backend",))
+        r.run("memory", self.step_memory, needs=("model",))
+        for method in training.METHODS:
+            r.run(f"train_{method}", lambda m=method: self.step_train(m), needs=("memory",))
+        r.run("letters", self.step_letters, needs=("model",))
+        r.run("generate", self.step_generate, needs=("model",))
+        r.run("reasoner", self.step_reasoner, needs=("model",))
+        r.run("grpo", self.step_grpo, needs=("memory",))  # its own policy model: not on a GPU that is full
+        r.run("fit", self.step_fit, needs=("memory",))
+        self.free()
+
+
+def run_check(device: str = "auto", model: str | None = None, out: str | Path | None = None, steps: int = 30,
+              profile: str = "smoke", overrides: dict | None = None, argv: list[str] | None = None,
+              say: Callable[[str], None] = print) -> int:
+    """The whole check; returns the exit status (0 nothing failed, 1 a step failed, 2 no GPU or bad arguments)."""
+    t0 = time.time()
+    os.environ.setdefault("KIT_HEADLESS", "1")  # the kit's quiet lines, no live plots or weight-loading bars
+    for var in OFFLINE:  # everything is local: no library may wait on a network the box may not have
+        os.environ.setdefault(var, "1")
+    if device == "cpu":
+        dev.hide_accelerators()  # before anything imports torch
+    try:
+        facts = dev.choose(device)
+    except dev.NoDevice as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    out_dir = Path(out) if out else default_out(device)
+    try:  # --steps, --profile and --overrides checked before any work
+        inputs.training_size(config.load_profile(profile, None, overrides or {}), steps)
+    except (ValueError, OSError, KeyError, TypeError) as exc:
+        print(f"gpu-check: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with inputs.runs_at(out_dir) as run:
+        base = str(Path(model).expanduser().resolve()) if model else "tiny"
+        cfg, swaps = inputs.profile_for_check(profile, base, run, overrides)
+        lay = RunLayout.of(cfg)
+        say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
+        facts = dict(facts)  # described in place once the env step has set the recommended variables
+        check = Check(facts, cfg, swaps, lay, steps, model, say)
+        check.run()
+        curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
+        plot = report.plot_methods(curves, lay.gpu_check_plot, facts["kind"])
+        record = build_record(check, facts, argv, time.time() - t0)
+        record.update(plot=lay.rel(plot) if plot else None, overrides=dict(overrides or {}))
+        io.write_json(lay.gpu_check_record, record)
+        report.write(record, lay.root, lay.report_html)
+    say(f"gpu-check: {report.verdict(record)} in {record['wall_seconds']:.0f} s -> {lay.gpu_check_record}, "
+        f"{lay.report_html}")
+    if facts["kind"] != "cpu" and record["wall_seconds"] > BUDGET_S:
+        say(f"gpu-check: took {record['wall_seconds']:.0f} s, over the {BUDGET_S} s it should take on a GPU")
+    return record["exit_status"]
+
+
+def build_record(check: Check, facts: dict, argv: list[str] | None, seconds: float) -> dict:
+    """gpu-check.json: the device, the versions, what the check changed in the profile, every step."""
+    failed = check.record.failed()
+    return {"schema": SCHEMA, "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": "python -m helpers.env gpu-check" + "".join(f" {a}" for a in argv or []),
+            "ok": not failed, "exit_status": 1 if failed else 0, "failed": failed,
+            "wall_seconds": round(seconds, 1), "budget_s": BUDGET_S, "device": facts, "versions": versions(),
+            "python": sys.version.split()[0], "profile": check.cfg.profile, "swaps": check.swaps,
+            "model": check.model or {"base": check.cfg.model.base}, "backend": check.backend, "data": check.data,
+            "out": str(check.lay.root), "log": check.lay.rel(check.lay.gpu_check_log), "steps": check.record.steps}

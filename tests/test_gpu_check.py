@@ -1,0 +1,388 @@
+"""make gpu-check (helpers.env.gpu_check): one line and exit 2 without a GPU, bad input said in one line while the check
+goes on, each missing package skipping its step, the record's shape; then (`-m gpucheck`, make test-gpu-check, CI) the
+whole check on the CPU, once with every package and once on a box with only torch, transformers, peft and accelerate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from _tiny import tiny_model_dir
+from conftest import ROOT
+from helpers import config
+from helpers.env.gpu_check import agents, device, inputs, letters, steps
+from helpers.env.gpu_check import run as gc_run
+from helpers.layout import RunLayout
+
+GIB = 1024 ** 3
+# What the target GPU box lacks (torch, transformers, peft and accelerate there, with numpy, pyyaml, matplotlib,
+# psutil, safetensors, tokenizers and tqdm): each made unimportable, its metadata gone, in a fresh interpreter.
+ABSENT = ("datasets", "trl", "papermill", "unsloth", "unsloth_zoo", "pandas", "pyarrow", "scipy", "sklearn", "IPython",
+          "ipywidgets", "ipykernel", "nbformat", "nbclient", "jupyter_client", "gguf", "bitsandbytes", "dill",
+          "multiprocess", "xxhash")
+SITECUSTOMIZE = textwrap.dedent('''
+    """Test support: a box without {absent}: none imports, none has metadata."""
+    import importlib.metadata as _md
+    import sys as _sys
+    _ABSENT = {absent!r}
+    for _name in _ABSENT:
+        _sys.modules[_name] = None  # `import x` raises ModuleNotFoundError; find_spec says None
+    _from_name = _md.Distribution.from_name.__func__
+    def _gone(cls, name):
+        if name.replace("-", "_").lower() in {{a.lower() for a in _ABSENT}}:
+            raise _md.PackageNotFoundError(name)
+        return _from_name(cls, name)
+    _md.Distribution.from_name = classmethod(_gone)
+''')
+STEP_NAMES = ["env", "backend", "model", "memory", "train_lora", "train_rslora", "train_dora", "letters", "generate",
+              "reasoner", "grpo", "fit"]
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored(monkeypatch):
+    """run_check hides the GPUs (--device cpu), turns the kit's headless mode on and may point KIT_RUNS_DIR elsewhere
+    for the duration: in this process every such change is undone after each test."""
+    for var in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "KIT_HEADLESS", "KIT_RUNS_DIR", "KIT_CACHE_DIR",
+                *gc_run.OFFLINE):
+        was = os.environ.get(var)
+        monkeypatch.setenv(var, was or "")
+        if was is None:
+            monkeypatch.delenv(var)
+
+
+def offline_env(tmp: Path) -> dict:
+    """The environment of a process (and its children) on a box without ABSENT."""
+    site = tmp / "offline-site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(absent=ABSENT), encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+
+
+def gpu_check_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "helpers.env", "gpu-check", *args]
+
+
+def step(record: dict, name: str) -> dict:
+    return next(s for s in record["steps"] if s["name"] == name)
+
+
+# ---------------------------------------------------------------- no GPU: one line, exit 2, nothing written
+def test_without_a_gpu_it_says_so_in_one_line_and_exits_2(tmp_path):
+    pytest.importorskip("torch")
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this box has a GPU")
+    done = subprocess.run(gpu_check_command("--out", str(tmp_path / "out")), cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "no GPU" in done.stderr and "DEVICE=cpu" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_gpu_build_of_torch_that_sees_no_gpu_is_named_in_one_line(monkeypatch, tmp_path, capsys):
+    import torch
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert gc_run.run_check("auto", out=tmp_path / "out", say=lambda line: None) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a CUDA build but sees no GPU" in err[0] and "--gpus all" in err[0], err
+    assert "CUDA_VISIBLE_DEVICES" in err[0] and "DEVICE=cpu" in err[0]
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    assert "is a ROCm build" in device.no_gpu_line(torch)
+
+
+def test_device_cpu_after_torch_saw_a_gpu_is_refused(monkeypatch):
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with pytest.raises(device.NoDevice, match="already sees the GPU"):
+        device.choose("cpu")
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys):
+    assert gc_run.run_check("cpu", out=tmp_path / "o", steps=0, say=lambda line: None) == 2
+    assert gc_run.run_check("cpu", out=tmp_path / "o", profile="no-such-profile", say=lambda line: None) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "--steps: 0" in err[0] and "no-such-profile" in err[1], err
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------- bad input: one line, the check goes on
+def not_a_model(tmp: Path, kind: str) -> Path:
+    """A path that is not a model folder, in one of the ways a team's could be."""
+    files = {"file": {"weights.safetensors": ""}, "empty": {}, "no_type": {"config.json": "{}"},
+             "bin_only": {"config.json": '{"model_type": "qwen2"}', "pytorch_model.bin": ""},
+             "no_tokenizer": {"config.json": '{"model_type": "llama"}', "model.safetensors": ""}}.get(kind)
+    if files is None:
+        return tmp / "absent"
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    return tmp / "weights.safetensors" if kind == "file" else tmp
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("absent", "no such folder"), ("file", "a file, not a model folder"), ("empty", "no config.json"),
+    ("no_type", "no model_type"), ("bin_only", "no *.safetensors weights (only pytorch_model.bin"),
+    ("no_tokenizer", "no tokenizer")])
+def test_a_path_that_is_not_a_model_is_named_with_what_is_missing(tmp_path, kind, expected):
+    path = not_a_model(tmp_path, kind)
+    problem = inputs.model_problem(path)
+    assert problem is not None and expected in problem and str(path) in problem, problem
+    assert "\n" not in problem
+
+
+def test_a_real_model_folder_has_no_problem():
+    assert inputs.model_problem(tiny_model_dir()) is None
+
+
+def quiet_run(*args, **kwargs) -> tuple[int, dict, list[str]]:
+    """run_check in this process; (exit status, gpu-check.json, the lines it said)."""
+    lines: list[str] = []
+    rc = gc_run.run_check(*args, say=lines.append, **kwargs)
+    out = Path(kwargs["out"])
+    return rc, json.loads((out / "gpu-check.json").read_text()), lines
+
+
+def test_a_model_path_that_is_not_a_model_fails_its_step_and_skips_what_needs_it(tmp_path):
+    bad = tmp_path / "not-a-model"
+    bad.mkdir()
+    rc, record, lines = quiet_run("cpu", model=str(bad), out=tmp_path / "out", steps=4)
+    assert rc == 1 and record["exit_status"] == 1 and record["failed"] == ["model"]
+    model = step(record, "model")
+    assert model["status"] == "fail" and model["reason"].startswith(f"{bad}: no config.json"), model
+    assert "traceback" not in model  # bad input said plainly
+    for name in STEP_NAMES[3:]:
+        s = step(record, name)
+        assert s["status"] == "skip" and "needs the model step, which failed" in s["reason"], s
+        assert str(bad) in s["reason"]
+    assert step(record, "env")["status"] == "pass" and step(record, "backend")["status"] == "pass"
+    assert sum(line.startswith("gpu-check: FAIL model") for line in lines) == 1
+    assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_gpu_memory_nearly_full_skips_training_with_the_numbers(monkeypatch, tmp_path):
+    fake = {"kind": "cuda", "name": "Fabricated GPU", "count": 1, "arch": "sm_90", "runtime": "CUDA 13.0",
+            "driver": "580.0", "bf16": True, "memory_total_gib": 80.0, "memory_free_gib_at_start": 0.4}
+    monkeypatch.setattr(device, "choose", lambda requested: fake)
+    monkeypatch.setattr(device, "free_memory", lambda d: (int(0.4 * GIB), int(80 * GIB)))
+    rc, record, _ = quiet_run("auto", model=str(tiny_model_dir()), out=tmp_path / "out", steps=4)
+    mem = step(record, "memory")
+    assert rc == 1 and mem["status"] == "fail", mem
+    assert "GPU memory nearly full: 0.40 GiB free of 80.00 GiB" in mem["reason"], mem["reason"]
+    needed = max(mem["estimates_gib"].values())
+    assert 0 < needed and f"needs {needed:.2f} GiB" in mem["reason"]
+    for name in ("train_lora", "train_rslora", "train_dora", "grpo", "fit"):
+        assert step(record, name)["status"] == "skip" and "GPU memory nearly full" in step(record, name)["reason"]
+    for name in ("letters", "reasoner"):
+        assert step(record, name)["reason"] == "no adapter was trained (see the train_* steps)"
+    assert record["device"]["name"] == "Fabricated GPU"
+
+
+def test_a_missing_package_skips_its_step_with_the_reason(monkeypatch):
+    real = steps.importable
+    monkeypatch.setattr(steps, "importable", lambda m: m not in ("trl", "datasets") and real(m))
+    with pytest.raises(steps.Skip, match="trl and datasets are not installed"):
+        agents.grpo_steps(config.load_profile("smoke"), {})
+    monkeypatch.setattr(steps, "importable", lambda m: m != "trl" and real(m))
+    assert steps.missing("trl", "datasets") == "trl is not installed"
+    assert steps.versions()["trl"] == "missing" and steps.versions()["torch"] != "missing"
+
+
+def test_the_gpu_check_path_imports_without_the_packages_a_gpu_box_may_lack(tmp_path):
+    """Every helpers module the check's steps import, in a process where ABSENT cannot be imported: none of them
+    imports datasets, trl, papermill, pandas or Unsloth when imported (GRPO imports trl inside its step)."""
+    modules = ["helpers.env.gpu_check", "helpers.env.__main__", "helpers.train", "helpers.models",
+               "helpers.models.members", "helpers.evaluate", "helpers.scoring", "helpers.agents.build",
+               "helpers.agents.stages.reasoner_measure", "helpers.agents.stages.reasoner_rl", "helpers.report.render",
+               "helpers.curriculum.order", "transformers", "peft", "accelerate"]
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}:\n    importlib.import_module(m)\n"
+            f"print(sorted(m for m in {list(ABSENT)!r} if sys.modules.get(m) is not None))\n"
+            "import importlib.util as u; print(u.find_spec('trl'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=offline_env(tmp_path), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[]", "None"], done.stdout
+
+
+# ---------------------------------------------------------------- the record and the comparisons
+def test_the_record_catches_a_failure_and_goes_on():
+    said: list[str] = []
+    rec = steps.Record(say=said.append)
+    rec.run("a", lambda: {"summary": "fine", "x": 1})
+    rec.run("b", lambda: 1 / 0)
+    rec.run("c", lambda: (_ for _ in ()).throw(steps.Skip("no trl here")))
+    rec.run("d", lambda: {"summary": "never"}, needs=("b",))
+    rec.run("e", lambda: {"summary": "never"}, needs=("d",))
+    by = {s["name"]: s for s in rec.steps}
+    assert [s["status"] for s in rec.steps] == ["pass", "fail", "skip", "skip", "skip"]
+    assert by["a"]["reason"] == "fine" and by["a"]["x"] == 1
+    assert by["b"]["reason"] == "ZeroDivisionError: division by zero" and "1 / 0" in by["b"]["traceback"]
+    assert by["c"]["reason"] == "no trl here"
+    # a skip for want of a skipped step names the root: the step that failed, and why
+    assert by["e"]["reason"] == by["d"]["reason"] == "needs the b step, which failed: ZeroDivisionError: division by zero"
+    assert rec.failed() == ["b"] and len(said) == 5 and all("\n" not in line for line in said)
+
+
+def test_letters_differ_only_within_a_near_tie():
+    device_side = {"base": {"probs": [[0.40, 0.38, 0.12, 0.10], [0.9, 0.05, 0.03, 0.02], [0.5, 0.3, 0.1, 0.1]],
+                            "questions_per_s": 1.0}}
+    cpu_side = {"base": {"probs": [[0.38, 0.40, 0.12, 0.10], [0.9, 0.05, 0.03, 0.02], [0.2, 0.6, 0.1, 0.1]],
+                         "questions_per_s": 1.0}}
+    got = letters.compare_scores(device_side, cpu_side, letters.NEAR_TIE["bfloat16"])["base"]
+    assert got["agree"] == 1 and got["questions"] == 3
+    assert [(t["question"], t["device"], t["cpu"]) for t in got["near_ties"]] == [(0, "A", "B")]
+    assert math.isclose(got["near_ties"][0]["cpu_margin"], 0.02)
+    assert [(t["question"], t["device"], t["cpu"]) for t in got["disagree"]] == [(2, "A", "B")]
+    line, bad = letters.verdict({"base": got}, "letters", 0.05)
+    assert bad == ["base"] and "1 of 3 the same" in line and "1 near ties" in line and "base (1)" in line
+    assert math.isclose(got["max_prob_shift"], 0.3)
+    assert letters.shift_warnings({"base": got}) and not letters.shift_warnings({"base": {**got, "max_prob_shift": 0.01}})
+
+
+def test_the_generated_letters_are_compared_per_adapter():
+    dev_side = {"base": {"probs": [[0.5, 0.5]]},
+                "m": {"probs": [[0.6, 0.4], [0.51, 0.49]], "generated": ["A", None], "texts": ["A", "x"]}}
+    cpu_side = {"m": {"probs": [[0.6, 0.4], [0.51, 0.49]], "generated": ["A", "B"], "texts": ["A", "B"]}}
+    got = letters.compare_generated(dev_side, cpu_side, 0.05)
+    assert list(got) == ["m"] and got["m"]["agree"] == 1 and len(got["m"]["near_ties"]) == 1
+    assert got["m"]["parsed_device"] == 1 and got["m"]["parsed_cpu"] == 2
+
+
+def test_the_overlay_keeps_the_profile_and_records_every_swap():
+    cfg, swaps = inputs.profile_for_check("smoke", "tiny", "gpu-check-test")
+    keys = {s["key"] for s in swaps}
+    assert {"model.dtype", "model.use_unsloth", "curriculum.chunks", "train.epochs_per_chunk"} <= keys
+    assert all(s["why"] and s["from"] != s["to"] for s in swaps)
+    assert cfg.model.dtype == "auto" and cfg.rl.steps == 2 and cfg.run == "gpu-check-test"
+    assert cfg.models == config.load_profile("smoke").models  # the adapters are the profile's
+    _, swaps = inputs.profile_for_check("mi300x", "/models/qwen", "x")
+    assert {"rl.steps", "env.min_free_disk_gb", "curriculum.chunks"} <= {s["key"] for s in swaps}
+    assert {"key": "model.base", "from": "Qwen/Qwen2.5-72B-Instruct", "to": "/models/qwen"} == \
+        {k: v for k, v in swaps[-1].items() if k != "why"}
+
+
+def test_a_cpu_rehearsal_never_writes_where_a_gpu_check_does():
+    assert gc_run.default_out("cpu") != gc_run.default_out("auto")
+    assert gc_run.default_out("auto") == RunLayout.of("gpu-check").root
+
+
+# ---------------------------------------------------------------- a minimal CPU path, in this process (~15 s)
+def test_the_kit_trains_an_adapter_and_compares_its_peak_with_the_estimate(tmp_path):
+    """The check's own steps on the CPU, in-process, up to one adapter trained through the kit's chunk loop and its
+    fit row: the real figures, not a stand-in."""
+    cfg, swaps = inputs.profile_for_check("smoke", str(tiny_model_dir()), "mini")
+    # one torch thread, as the kit gives the tiny model by name ("tiny"; a folder could be any model): on 2 shared
+    # cores 2 threads spin-wait, 5 steps took 33 s instead of 2
+    cfg = config.with_overrides(cfg, {"train.cpu_threads": 1})
+    lay = RunLayout(tmp_path / "mini")
+    lay.root.mkdir()
+    check = gc_run.Check(device.cpu_facts(__import__("torch")), cfg, swaps, lay, 4, str(tiny_model_dir()),
+                         say=lambda line: None)
+    check.record.run("env", check.step_env)
+    check.record.run("backend", check.step_backend)
+    check.record.run("model", check.step_model, needs=("backend",))
+    check.record.run("memory", check.step_memory, needs=("model",))
+    check.record.run("train_lora", lambda: check.step_train("lora"), needs=("memory",))
+    check.record.run("fit", check.step_fit, needs=("memory",))
+    assert [s["status"] for s in check.record.steps] == ["pass"] * 6, check.record.steps
+    trained = check.record.get("train_lora")
+    assert trained["steps"] >= 4 and trained["backend"] == "transformers" and trained["dtype"] == "float32"
+    assert math.isfinite(trained["loss_first"]) and math.isfinite(trained["loss_last"])
+    assert trained["loss_first"] != trained["loss_last"] and trained["tokens_per_s"] > 0
+    assert (lay.root / trained["plot"]).stat().st_size > 10_000 and (lay.adapter_dir("model1_lora")).is_dir()
+    row = check.record.get("fit")["methods"][0]
+    assert row["method"] == "lora" and row["measured_kind"] == "cpu-rss" and row["comparable"] is False
+    assert 0 < row["estimate_without_context_gib"] < row["estimate_gib"] and row["ratio"] > 0
+    data = check.record.get("model")["data"]
+    assert data["training_questions"] == 4 * cfg.train.batch_size and data["held_out"] == inputs.HELD_OUT
+    assert 0 < data["longest_example_tokens"] <= cfg.model.max_seq_len
+
+
+# ---------------------------------------------------------------- the CI tier: the whole check on the CPU
+@pytest.fixture(scope="module")
+def cpu_runs(tmp_path_factory):
+    """`gpu-check --device cpu` twice at once (one per core): with every package the kit pins, and on a box without
+    ABSENT (--steps 6: the skips are what it is about). {name: (exit status, gpu-check.json, stdout, seconds)}."""
+    tmp = tmp_path_factory.mktemp("gpu-check")
+    runs = {"full": (gpu_check_command("--device", "cpu", "--out", str(tmp / "full")), dict(os.environ)),
+            "offline": (gpu_check_command("--device", "cpu", "--out", str(tmp / "offline"), "--steps", "6"),
+                        offline_env(tmp))}
+    t0, procs = time.time(), {}
+    for name, (cmd, environ) in runs.items():
+        procs[name] = subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True)
+    out = {}
+    for name, proc in procs.items():
+        stdout, _ = proc.communicate(timeout=900)
+        record_path = tmp / name / "gpu-check.json"
+        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+        out[name] = (proc.returncode, record, stdout, record["wall_seconds"] if record else None)
+    print(f"\ngpu-check on the CPU, side by side: {out['full'][3]} s (full), {out['offline'][3]} s (offline); "
+          f"{time.time() - t0:.0f} s both")
+    return out
+
+
+@pytest.mark.gpucheck
+def test_the_whole_check_runs_on_the_cpu(cpu_runs):
+    rc, record, stdout, seconds = cpu_runs["full"]
+    assert rc == 0 and record is not None, stdout[-3000:]
+    assert [s["name"] for s in record["steps"]] == STEP_NAMES
+    assert all(s["status"] == "pass" for s in record["steps"]), [(s["name"], s["reason"]) for s in record["steps"]]
+    assert all(isinstance(s["reason"], str) and s["reason"] and s["seconds"] >= 0 for s in record["steps"])
+    assert record["device"]["kind"] == "cpu" and record["ok"] is True and record["failed"] == []
+    for key in ("torch", "transformers", "peft", "trl", "unsloth", "accelerate", "datasets"):
+        assert key in record["versions"]
+    assert record["versions"]["unsloth"] == "missing" and record["versions"]["trl"] != "missing"
+    assert record["backend"]["name"] == "transformers" and "no GPU" in record["backend"]["why"]
+    out = Path(record["out"])
+    for method in ("lora", "rslora", "dora"):
+        t = step(record, f"train_{method}")
+        assert t["method"] == method and t["dtype"] == "float32" and t["steps"] >= 30
+        assert math.isfinite(t["loss_last"]) and t["loss_last"] < t["loss_first"] - 0.5, t  # it learned something
+        assert t["tokens_per_s"] > 0 and (out / t["plot"]).is_file()
+    lt = step(record, "letters")
+    assert set(lt["members"]) == {"base", "model1_lora", "model2_rslora", "model3_dora"}
+    for member, c in lt["members"].items():
+        assert c["questions"] == inputs.HELD_OUT and c["agree"] + len(c["near_ties"]) == c["questions"], (member, c)
+        assert c["max_prob_shift"] < 1e-3  # fp32 on both sides: the same numbers to rounding
+    assert lt["cpu_dtype"] == "float32" and lt["device_dtype"] == "float32"
+    gen = step(record, "generate")["members"]
+    assert set(gen) == {"model1_lora", "model2_rslora", "model3_dora"}
+    assert all(g["parsed_device"] == g["parsed_cpu"] > 0 for g in gen.values()), gen  # the trained form: a letter
+    reasoner = step(record, "reasoner")
+    assert reasoner["questions"] == agents.REASONER_QUESTIONS and reasoner["latency"]["over_limit"] == 0
+    grpo = step(record, "grpo")
+    assert grpo["steps"] == 2 and len(grpo["losses"]) >= 1 and grpo["trl"] == record["versions"]["trl"]
+    fit = step(record, "fit")["methods"]
+    assert [r["method"] for r in fit] == ["lora", "rslora", "dora"]
+    assert all(r["measured_kind"] == "cpu-rss" and r["comparable"] is False and r["ratio"] > 0 for r in fit)
+    html = (out / "report.html").read_text()
+    assert "READY" in html and "data:image/png;base64," in html and len(html) < 200_000
+    assert sum(line.startswith("gpu-check: PASS") for line in stdout.splitlines()) == len(STEP_NAMES), stdout
+
+
+@pytest.mark.gpucheck
+def test_a_box_with_only_torch_transformers_peft_and_accelerate_runs_it_and_skips_what_it_cannot(cpu_runs):
+    rc, record, stdout, _ = cpu_runs["offline"]
+    assert rc == 0 and record is not None, stdout[-3000:]
+    for package in ("trl", "datasets", "papermill", "unsloth"):
+        assert record["versions"][package] == "missing", record["versions"]
+    grpo = step(record, "grpo")
+    assert grpo["status"] == "skip" and grpo["reason"].startswith("trl and datasets are not installed"), grpo
+    assert all(s["status"] == "pass" for s in record["steps"] if s["name"] != "grpo"), \
+        [(s["name"], s["status"], s["reason"]) for s in record["steps"]]
+    assert step(record, "train_dora")["steps"] >= 6 and step(record, "letters")["members"]["model3_dora"]["agree"] > 0
