@@ -81,7 +81,7 @@ def test_reloaded_tokenizer_is_qwen2_and_tokenises_identically(built):
         assert tok.encode(text, add_special_tokens=False) == raw.encode(text).ids, text
     assert tok.decode(tok.encode(TEXTS[2], add_special_tokens=False)) == TEXTS[2]  # byte-level: nothing is lost
     ids = {t: tok.convert_tokens_to_ids(t) for t in tinymodel.SPECIAL_TOKENS}
-    assert ids == {"<|endoftext|>": 0, "<|im_start|>": 1, "<|im_end|>": 2}
+    assert ids == {"<|endoftext|>": 0, "<|im_start|>": 1, "<|im_end|>": 2, "<|fim_pad|>": 3}
     assert tok.encode("<|im_start|>user", add_special_tokens=False)[0] == 1  # one token, not split into bytes
     assert tok.eos_token == tok.pad_token == "<|endoftext|>" and tok.bos_token is None
     assert len(tok.encode(" B", add_special_tokens=False)) == 1  # answer letters are single tokens for scoring
@@ -128,6 +128,27 @@ def test_model_config_and_generation(built):
     out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False)
     assert out.shape[1] > ids.shape[1]
     assert torch.isfinite(model(input_ids=ids).logits).all()
+
+
+def test_unsloth_finds_a_pad_token_in_the_tiny_model(built, tmp_path):
+    """Unsloth will not pad with the eos and looks for a pad-named token in the vocabulary: without one it refused the
+    tiny model on an H200 ('Could not find a valid pad token', make gpu-check). The pinned unsloth_zoo's own repair,
+    read from its wheel (pad_token.py imports nothing of Unsloth's), must pick <|fim_pad|> and add nothing."""
+    import importlib.util
+    import zipfile
+
+    from helpers.env import gpu_setup
+    zoo = next((w for w in gpu_setup.pinned_wheels() if w.name.startswith("unsloth_zoo-")), None)
+    assert zoo, "make setup downloads the pinned Unsloth wheels"
+    (tmp_path / "pad_token.py").write_bytes(zipfile.ZipFile(zoo).read("unsloth_zoo/pad_token.py"))
+    spec = importlib.util.spec_from_file_location("unsloth_zoo_pad_token", tmp_path / "pad_token.py")
+    pad_token = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pad_token)
+    tok, model = _load(built)
+    rows = model.get_input_embeddings().weight.shape[0]
+    result = pad_token.fix_pad_token(tok, model)  # raises RuntimeError where it finds none
+    assert result["new_pad"] == "<|fim_pad|>" and not result["added"], result
+    assert tok.pad_token_id != tok.eos_token_id and model.get_input_embeddings().weight.shape[0] == rows
 
 
 def _corpus_loss(path) -> float:
