@@ -63,9 +63,16 @@ help:
 
 setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 
-# First, before anything is installed: the pin set for this Python and its torch (helpers/env/pinsets.py), said in one
-# line and recorded in the venv (kit-pin-plan.json); a Python or torch no tested set fits, or a torch changed since the
-# venv's pins were chosen, stops here with exit 2 and the fix (`python -m helpers.env box plan` asks the same question).
+# First, every time the venv is wanted and before anything is installed: the pin set for this Python and its torch
+# (helpers/env/pinsets.py), said in one line and recorded in the venv (kit-pin-plan.json); a Python or torch no tested
+# set fits, or a torch changed since the venv's pins were chosen, stops here with exit 2 and the fix (`python -m
+# helpers.env box plan` asks the same question). The torch planned for is the base Python's only where the venv will
+# reuse it (a ROCm or CUDA build); otherwise make setup installs its own, so the plan is for none.
+PLAN_TORCH = $(shell $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1 || echo --torch none)
+.PHONY: pin-plan
+pin-plan:
+	@$(PYTHON) -m helpers.env box plan --setup $(VENV) $(PLAN_TORCH)
+
 # Where the base interpreter already has an accelerator torch (the ROCm JupyterLab container),
 # the venv sees it through --system-site-packages and pip never replaces it: the box's torch stack is recorded before
 # anything is installed (helpers/env/box.py; notebook 00 compares against it), and the pins of torch and of what it
@@ -73,9 +80,8 @@ setup: $(STAMP) $(MSTAMP) $(GSTAMP)
 # in first, so no dependency can drag in a multi-GB CUDA build. Once make setup-gpu has installed Unsloth, a rebuild
 # keeps constraints-gpu.txt's pins over constraints.txt's, so it does not move Unsloth's transformers/trl away.
 HAS_UNSLOTH := -c "import importlib.metadata as m; m.version('unsloth')"
-$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-container.txt helpers/env/pinsets.py
+$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-container.txt constraints-py310.txt helpers/env/pinsets.py | pin-plan
 	@set -e; \
-	$(PYTHON) -m helpers.env box plan --setup $(VENV); \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "setup: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
@@ -87,7 +93,7 @@ $(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-contain
 	if $(PY) $(HAS_UNSLOTH) >/dev/null 2>&1; then \
 	  ( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(VENV)/pins.txt; \
 	else \
-	  $(PYTHON) -m helpers.env box plan --pins > $(VENV)/pins.txt; \
+	  $(PYTHON) -m helpers.env box plan --pins $(PLAN_TORCH) > $(VENV)/pins.txt; \
 	fi; \
 	if $(PY) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	  $(PY) -m helpers.env box record; \
@@ -123,7 +129,7 @@ test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
 	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
-$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py
+$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py helpers/env/pinsets.py
 	@set -e; \
 	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
 	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.all; \
@@ -206,7 +212,7 @@ test-container: $(CSTAMP) $(CMSTAMP)
 CTORCH ?= $(TORCH_PIN)
 $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-py310.txt helpers/env/pinsets.py
 	@set -e; \
-	$(PYTHON) -m helpers.env box plan --stack container; \
+	$(PYTHON) -m helpers.env box plan --stack container $(PLAN_TORCH); \
 	if [ ! -x "$(CPY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "test-container: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \

@@ -46,7 +46,8 @@ def test_each_box_gets_the_set_that_runs_there(what, python, torch, wanted):
         assert "below 2.6" in p["why"] and "Unsloth" in p["backend"]
     if wanted is PY310:
         assert "Python >= 3.11" in p["backend"] and p["files"][-1] == "constraints-py310.txt"
-        assert ("below 2.6" if torch and torch < "2.6" else "Python 3.10: numpy 2.4.6") in p["why"]
+        old_torch = torch is not None and pinsets.parse_torch(torch)[0] < (2, 6)
+        assert ("below 2.6" if old_torch else "Python 3.10: numpy 2.4.6") in p["why"]
 
 
 @pytest.mark.parametrize("python, torch, needle", [
@@ -101,19 +102,22 @@ def test_the_command_plans_a_described_box_as_text_and_json():
 def test_setup_records_the_plan_and_refuses_a_torch_that_changed(tmp_path, monkeypatch):
     venv = tmp_path / "venv"
     monkeypatch.setattr(pinsets, "this_box", lambda: ("3.12.3", "2.5.1+rocm6.2"))
-    status, line = pinsets.setup_check(venv)
+    status, line = pinsets.setup_check(venv, "2.5.1+rocm6.2")
     assert status == 0 and "pins 'container'" in line
     assert json.loads((venv / pinsets.PLAN_FILE).read_text())["torch"] == "2.5.1+rocm6.2"
-    assert pinsets.setup_check(venv)[0] == 0  # the same box again: the same pins
-    monkeypatch.setattr(pinsets, "this_box", lambda: ("3.12.3", "2.6.0+rocm6.3"))
-    status, line = pinsets.setup_check(venv)
+    assert pinsets.setup_check(venv, "2.5.1+rocm6.2")[0] == 0  # the same box again: the same pins
+    status, line = pinsets.setup_check(venv, "2.6.0+rocm6.3")
     assert status == 2 and "torch changed since make setup chose its pins (2.5.1+rocm6.2 -> 2.6.0+rocm6.3)" in line
     assert "nothing installed" in line and str(venv) in line
     (venv / pinsets.PLAN_FILE).write_text("{")
-    assert "unreadable record" in pinsets.setup_check(venv)[1]
+    assert "unreadable record" in pinsets.setup_check(venv, "2.5.1+rocm6.2")[1]
+    # a base Python with a CPU torch 2.3: the venv installs its own, so make setup plans for none (no refusal)
+    cpu = tmp_path / "cpu"
+    assert pinsets.setup_check(cpu, None)[0] == 0 and "pins 'main'" in pinsets.setup_check(cpu, None)[1]
     fresh = tmp_path / "other"
     monkeypatch.setattr(pinsets, "this_box", lambda: ("3.13.0", "2.6.0+rocm6.3"))
-    assert pinsets.setup_check(fresh)[0] == 2 and not fresh.exists(), "a refused box must get nothing written"
+    refused = pinsets.setup_check(fresh, "2.6.0+rocm6.3")
+    assert refused[0] == 2 and not fresh.exists(), "a refused box must get nothing written"
 
 
 def _python(minor: int) -> str:

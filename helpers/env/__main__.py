@@ -111,13 +111,13 @@ def run_box(args: argparse.Namespace) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     """`box plan`: one line (or JSON, or the pins); exit 2 when no tested set fits the box."""
-    if args.setup is not None:
-        status, line = pinsets.setup_check(args.setup)
-        print(line, file=sys.stderr if status else sys.stdout)
-        return status
     python, torch = pinsets.this_box()
     if args.torch is not None:
         torch = None if args.torch.lower() == "none" else args.torch
+    if args.setup is not None:
+        status, line = pinsets.setup_check(args.setup, torch)
+        print(line, file=sys.stderr if status else sys.stdout)
+        return status
     p = pinsets.plan(args.python or python, torch, stack=args.stack)
     if args.pins:
         if not p["ok"]:

@@ -46,8 +46,8 @@ PIN_SETS = (
            "2.13.0 from PyPI, on the CPU: the static and unit tiers on these pins with constraints-gpu.txt over them)"),
     PinSet("container", "container", ("constraints.txt", "constraints-container.txt"), ((3, 11), (3, 12)), (2, 4),
            "transformers + PEFT (Unsloth 2026.10.9 needs transformers >= 4.52.4, so not on these pins)",
-           "make test-container (Python 3.11, torch 2.13.0 CPU, the static and unit tiers); on torch 2.5.1 through "
-           "the py310 set, which differs only in numerics libraries"),
+           "make test-container here (Python 3.11, torch 2.13.0 CPU, the static and unit tiers); CI runs that tier on "
+           "Python 3.10, the py310 set: the same machine-learning stack on torch 2.5.1, other numerics pins"),
     PinSet("py310", "container", ("constraints.txt", "constraints-container.txt", "constraints-py310.txt"),
            ((3, 10), (3, 10)), (2, 4),
            "transformers + PEFT (trl 1.x, and so Unsloth's pins, need Python >= 3.11)",
@@ -61,12 +61,13 @@ TORCH_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)\d+)?(?:\.(?:dev|p
 
 
 def parse_torch(version: str) -> tuple[tuple[int, int], str]:
-    """'2.5.1+rocm6.2' -> ((2, 5), 'rocm'); a CUDA build ('+cu124') 'cuda', '+cpu' or none 'cpu'. ValueError else."""
+    """'2.5.1+rocm6.2' -> ((2, 5), 'rocm'); '+cu124' 'cuda', '+cpu' 'cpu', no tag 'unlabelled'. ValueError else."""
     match = TORCH_RE.match(version.strip())
     if not match:
         raise ValueError(f"torch {version!r} cannot be read as a version: expected one like 2.5.1+rocm6.2")
     local = (match[4] or "").lower()
-    build = "rocm" if local.startswith("rocm") else "cuda" if local.startswith("cu") else "cpu"
+    build = ("rocm" if local.startswith("rocm") else "cuda" if local.startswith("cu") else "cpu" if local == "cpu"
+             else "unlabelled (PyPI's default build)")
     return (int(match[1]), int(match[2])), build
 
 
@@ -209,10 +210,11 @@ def recorded_torch_change(venv: Path, torch: str | None) -> str | None:
             f"installed; remove {venv} and run make setup again, so the pins are chosen for this torch")
 
 
-def setup_check(venv: Path) -> tuple[int, str]:
-    """make setup's first step, before anything is installed: (exit status, the one line). Refuses (2) a box no set
-    fits, or one whose torch changed since the venv's pins were chosen; else records the plan in the venv."""
-    python, torch = this_box()
+def setup_check(venv: Path, torch: str | None) -> tuple[int, str]:
+    """make setup's first step, before anything is installed: (exit status, the one line). `torch`: the one the venv
+    will use (the base Python's GPU build, or None where make setup installs its own). Refuses (2) a box no set fits,
+    or one whose torch changed since the venv's pins were chosen; else records the plan in the venv."""
+    python, _ = this_box()
     p = plan(python, torch)
     changed = recorded_torch_change(venv, torch) if p["ok"] else None
     if changed:
