@@ -48,7 +48,19 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
     (None, "auto", "transformers"),
 ])
 def test_choose_backend(env_info, use_unsloth, expected):
-    assert models.choose_backend(env_info, dataclasses.replace(MODEL, use_unsloth=use_unsloth)) == expected
+    real = dataclasses.replace(MODEL, base="Qwen/Qwen2.5-0.5B-Instruct", use_unsloth=use_unsloth)
+    assert models.choose_backend(env_info, real) == expected
+
+
+def test_the_tiny_model_stays_on_peft_where_unsloth_runs():
+    """Unsloth refused the tiny model's tokenizer on an H200 (pad = eos, no pad-named token): auto trains it on
+    transformers + PEFT, an explicit true says why, and a real model (or the tiny one standing in) is unaffected."""
+    assert MODEL.weights == "tiny" and models.choose_backend(facts("cuda", True), MODEL) == "transformers"
+    with pytest.raises(RuntimeError, match="Unsloth refuses the kit's tiny model"):
+        models.choose_backend(facts("rocm", True), dataclasses.replace(MODEL, use_unsloth=True))
+    assert models.choose_backend(facts("cpu", False), MODEL) == "transformers"
+    stand_in = dataclasses.replace(MODEL, base="Qwen/Qwen2.5-72B-Instruct", stand_in="tiny")
+    assert models.choose_backend(facts("rocm", True), stand_in) == "transformers"
 
 
 def test_explicit_unsloth_that_cannot_run_is_an_error():

@@ -420,7 +420,8 @@ def test_on_unsloth_the_stage_imports_it_before_trl_transformers_and_peft(tmp_pa
             "blocker": "reasoner_rl.grpo_blocker(cfg, rec)"}[entry]
     script = (f"import sys\nsys.path.insert(0, {str(fake)!r})\n"
               "from helpers import config\nfrom helpers.agents.stages import reasoner_rl\n"
-              "cfg = config.load_profile('smoke', run='order', overrides={'model.use_unsloth': 'auto'})\n"
+              "cfg = config.load_profile('smoke', run='order', overrides={'model.use_unsloth': 'auto', "
+              "'model.base': 'Qwen/Qwen2.5-0.5B-Instruct'})\n"  # Unsloth refuses the tiny model (models.settings)
               "rec = {'use_unsloth': {'value': True, 'reason': 'a GPU with Unsloth (stand-in)'}}\n"
               f"try:\n    {call}\nexcept RuntimeError as exc:\n    print(exc)\n")
     env = {**os.environ, "KIT_RUNS_DIR": str(tmp_path / "runs"), "KIT_CACHE_DIR": str(tmp_path / "cache")}

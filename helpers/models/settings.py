@@ -44,6 +44,18 @@ def _unsloth_possible(env_info: dict | None) -> tuple[bool, str]:
     return truthy(value), "the environment recommendation"
 
 
+# Seen on an NVIDIA H200 (make gpu-check, docs/results.md): Unsloth will not pad with the eos and takes a pad-named token
+# of the vocabulary instead; the tiny model has none (its pad is its eos, as in Qwen's base models; every Qwen2.5 has
+# <|fim_pad|>), so Unsloth refused to load it. tests/test_tinymodel.py holds the pinned unsloth_zoo to this.
+TINY_REFUSED = ("Unsloth refuses the kit's tiny model (its pad token is its eos and it has no pad-named token: "
+                "'Could not find a valid pad token'): transformers + PEFT")
+
+
+def unsloth_refuses(model: ModelSettings) -> str | None:
+    """Why Unsloth cannot load these weights although it runs here, or None."""
+    return TINY_REFUSED if str(model.weights) == "tiny" else None
+
+
 def choose_backend(env_info: dict | None, model: ModelSettings) -> str:
     """'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, else 'transformers'.
 
@@ -54,6 +66,11 @@ def choose_backend(env_info: dict | None, model: ModelSettings) -> str:
     if falsy(want):
         return "transformers"
     possible, why = _unsloth_possible(env_info)
+    refused = unsloth_refuses(model)
+    if possible and refused:
+        if truthy(want):
+            raise RuntimeError(f"model.use_unsloth is true but {refused}; set model.use_unsloth: auto")
+        return "transformers"
     if possible:
         return "unsloth"
     if truthy(want):

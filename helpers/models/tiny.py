@@ -22,12 +22,9 @@ from helpers.models import cache as model_cache
 from helpers.io import read_json, read_jsonl, stamp, write_json
 from helpers.models.cache import sha256_file
 
-BUILDER_VERSION = 5  # bump when the build recipe changes, so old caches are not reused
+BUILDER_VERSION = 4  # bump when the build recipe changes, so old caches are not reused
 MARKER = "tiny_build.json"  # written last: its presence (with matching file hashes) marks a finished build
-# ids 0-3. <|fim_pad|> is Qwen2.5's own pad-named token: Unsloth will not pad with the eos (<|endoftext|>, as in Qwen's
-# base models) and takes a pad-named token of the vocabulary instead; without one it failed to load the tiny model on
-# an H200 ("Could not find a valid pad token", make gpu-check, docs/results.md).
-SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|fim_pad|>")
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")  # ids 0, 1, 2
 # Qwen2's pre-tokenizer pattern (transformers' tokenization_qwen2 PRETOKENIZE_REGEX): the reloaded Qwen2
 # tokenizer rebuilds its pipeline from this, so the tiny tokenizer must split text the same way.
 QWEN2_PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""

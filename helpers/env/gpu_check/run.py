@@ -89,8 +89,11 @@ class Check:
         from helpers.models import import_backend
         if not self.rec:
             raise Skip("no recommendation: the env step did not finish")
+        from helpers.models.settings import unsloth_refuses
         name = import_backend(self.cfg.model, self.rec)
-        why = self.rec["use_unsloth"]["reason"]
+        refused = unsloth_refuses(self.cfg.model)
+        why = refused if name != "unsloth" and refused and self.rec["use_unsloth"]["value"] else \
+            self.rec["use_unsloth"]["reason"]
         self.backend = {"name": name, "why": why}
         return {"backend": name, "why": why, "summary": f"{'Unsloth' if name == 'unsloth' else 'transformers + PEFT'}: {why}"}
 
