@@ -202,7 +202,7 @@ typecheck: $(STAMP)
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not unslothwheels and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 # Built like the main venv, on the pin set `box plan --stack container` gives this Python: constraints.txt with
 # constraints-container.txt laid over it, and on Python 3.10 constraints-py310.txt too (helpers/env/pinsets.py). The

@@ -208,6 +208,21 @@ def test_files_marked_nolibs_import_no_ml_library():
         assert "tiny_model_dir" not in text and "_tiny" not in text, path.name
 
 
+def test_tests_reading_the_unsloth_wheels_say_so():
+    """The container tier has no Unsloth wheels (its pin set leaves Unsloth out): a test that reads them must be marked
+    nolibs or unslothwheels, which that tier deselects (it failed CI once for want of this)."""
+    reads = re.compile(r"pinned_wheels\(\)")
+    skipped = re.compile(r"pytest\.mark\.(nolibs|unslothwheels)\b")
+    readers = [p for p in (ROOT / "tests").glob("test_*.py") if reads.search(p.read_text())]
+    assert readers, "no test reads the pinned Unsloth wheels"
+    for path in readers:
+        for fn in ast.parse(path.read_text()).body:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and reads.search(ast.unparse(fn)):
+                marks = " ".join(ast.unparse(d) for d in fn.decorator_list)
+                file_mark = re.search(r"^pytestmark = .*", path.read_text(), re.M)
+                assert skipped.search(marks + (file_mark.group(0) if file_mark else "")), f"{path.name}::{fn.name}"
+
+
 # ---------------------------------------------------------------- the agents that play never import their stages
 def test_match_time_agents_never_import_the_stages():
     graph = import_graph()

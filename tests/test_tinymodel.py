@@ -130,6 +130,7 @@ def test_model_config_and_generation(built):
     assert torch.isfinite(model(input_ids=ids).logits).all()
 
 
+@pytest.mark.unslothwheels
 def test_unsloth_refuses_the_tiny_model_so_the_kit_trains_it_on_peft(built, tmp_path):
     """Unsloth will not pad with the eos and looks for a pad-named token in the vocabulary: the tiny model (pad = eos,
     like Qwen's base models, and no such token) is refused, as it was on an H200 (make gpu-check). The pinned
