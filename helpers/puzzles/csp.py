@@ -113,19 +113,21 @@ class Table:
 
 
 def _expand(problem: Problem, vars_: list[int], rows: np.ndarray, v: int) -> np.ndarray:
-    """rows x domain(v), minus the rows where v repeats a listed member of its group."""
-    dom = problem.domains[v]
-    idx = np.repeat(np.arange(len(rows)), len(dom))
-    col = np.tile(dom, len(rows))
-    keep = np.ones(len(col), dtype=bool)
-    g = problem.group_of[v]
-    if g >= 0:
-        for j, u in enumerate(vars_):
-            if problem.group_of[u] == g:
-                keep &= rows[idx, j] != col
-    out = np.empty((int(keep.sum()), len(vars_) + 1), dtype=np.int16)
-    out[:, :-1] = rows[idx[keep]]
-    out[:, -1] = col[keep]
+    """rows x domain(v) (row-major: each row with every value in turn), minus the rows where v repeats a listed member
+    of its group: a row-by-value table of the group's values each row already uses, read at v's domain."""
+    dom, g = problem.domains[v], problem.group_of[v]
+    members = [j for j, u in enumerate(vars_) if g >= 0 and problem.group_of[u] == g]
+    free = np.ones((len(rows), len(dom)), dtype=bool)
+    if members:
+        used = np.zeros((len(rows), problem.group_values[g]), dtype=bool)
+        at = np.arange(len(rows))
+        for j in members:
+            used[at, rows[:, j]] = True
+        free = ~used[:, dom]
+    r, d = np.nonzero(free)
+    out = np.empty((len(r), len(vars_) + 1), dtype=np.int16)
+    out[:, :-1] = rows[r]
+    out[:, -1] = dom[d]
     return out
 
 
