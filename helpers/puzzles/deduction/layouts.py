@@ -22,6 +22,7 @@ from helpers.puzzles.seating.text import CYCLIC, FACING_KINDS, LAYOUT, ORD
 
 LAYOUTS = ("seating_square", "seating_parallel_rows", "seating_mixed_facing", "seating_row_facing")
 NA = -999  # a pair's code (or a place) no fact of the puzzle's words says
+PAIR_CELLS = 1 << 22  # arrangement x pair codes computed at once when a link is tested on every arrangement (~32 MB)
 OTHER_ROW = 100  # two rows: the code of a sitter in the other row is this plus the seats to the reference's left
 
 
@@ -98,7 +99,10 @@ class LayoutBoard(Board):
     def _codes(self, rows, idx: list[int]) -> np.ndarray:
         """Codes [row, a, b] of where token b sits from token a (a's own left/right), tokens idx, rows `rows`."""
         s, d = self.seats[rows][:, idx], self.dirs[rows][:, idx]
-        sa, sb, da = s[:, :, None], s[:, None, :], d[:, :, None]
+        return self._offset_codes(s[:, :, None], s[:, None, :], d[:, :, None])
+
+    def _offset_codes(self, sa: np.ndarray, sb: np.ndarray, da: np.ndarray) -> np.ndarray:
+        """Elementwise over broadcast arrays: the code of where seat sb is from seat sa, facing da at sa."""
         if self.circular:
             off = (sb - sa) % self.n
             return np.where(2 * off == self.n, self.n // 2, np.where(da == 0, NA, off * da % self.n))
@@ -112,6 +116,17 @@ class LayoutBoard(Board):
     def _code(self, a: int, b: int, rows) -> np.ndarray:
         """Per arrangement of `rows`, the code of where token b sits from token a."""
         return self._codes(rows, [a, b])[:, 0, 1]
+
+    def _constant_pairs(self, rows: np.ndarray, a: np.ndarray, b: np.ndarray, want: np.ndarray) -> np.ndarray:
+        """For token pairs (a[k], b[k]): whether b sits where code want[k] says from a in every one of `rows`, the
+        seats read once and the pairs tested together, in chunks of about PAIR_CELLS cells."""
+        s, d = self.seats[rows], self.dirs[rows]
+        out = np.empty(len(a), dtype=bool)
+        step = max(1, PAIR_CELLS // max(1, len(rows)))
+        for i in range(0, len(a), step):
+            j = slice(i, i + step)
+            out[j] = (self._offset_codes(s[:, a[j]], s[:, b[j]], d[:, a[j]]) == want[j]).all(axis=0)
+        return out
 
     def offsets(self, a: int, b: int) -> np.ndarray:
         """Per arrangement, the code of where token b sits from token a (NA for a bit)."""
@@ -127,8 +142,9 @@ class LayoutBoard(Board):
         rows, t = np.nonzero(m)[0], len(self.tokens)
         codes = self._codes(rows[:boards.SAMPLE], list(range(t)))
         const = (codes.min(0) == codes.max(0)) & (codes[0] != NA)
-        for a, b in zip(*np.nonzero(const & (len(rows) > boards.SAMPLE))):
-            const[a, b] = bool((self._code(a, b, rows) == codes[0, a, b]).all())
+        a, b = np.nonzero(const & (len(rows) > boards.SAMPLE))
+        if len(a):
+            const[a, b] = self._constant_pairs(rows, a, b, codes[0, a, b])
         offset = np.full((self.size, self.size), NA, dtype=np.int16)
         offset[:t, :t] = np.where(const, codes[0], NA)
         linked = np.eye(self.size, dtype=bool)
