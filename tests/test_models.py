@@ -63,6 +63,19 @@ def test_the_tiny_model_stays_on_peft_where_unsloth_runs():
     assert models.choose_backend(facts("rocm", True), stand_in) == "transformers"
 
 
+def test_the_backend_choice_says_why():
+    """One rule gives the backend and its reason (make gpu-check's backend step prints it): the tiny model's refusal
+    where Unsloth runs, the recommendation's own reason, the profile's opt-out."""
+    from helpers.models.settings import TINY_REFUSED, backend_choice
+    assert backend_choice({"use_unsloth": {"value": True, "reason": "rocm, importable"}}, MODEL) == \
+        ("transformers", TINY_REFUSED)
+    real = dataclasses.replace(MODEL, base="Qwen/Qwen2.5-0.5B-Instruct")
+    assert backend_choice({"use_unsloth": {"value": True, "reason": "rocm, importable"}}, real) == \
+        ("unsloth", "rocm, importable")
+    assert backend_choice({"use_unsloth": {"value": False, "reason": "no GPU"}}, MODEL) == ("transformers", "no GPU")
+    assert backend_choice(facts("rocm", True), dataclasses.replace(real, use_unsloth=False))[0] == "transformers"
+
+
 def test_explicit_unsloth_that_cannot_run_is_an_error():
     with pytest.raises(RuntimeError, match="use_unsloth is true"):
         models.choose_backend(facts("cpu", False), dataclasses.replace(MODEL, use_unsloth=True))

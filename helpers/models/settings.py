@@ -41,7 +41,8 @@ def _unsloth_possible(env_info: dict | None) -> tuple[bool, str]:
     value = rec_value(info, "use_unsloth")  # env.recommend() output: already decided from the facts
     if value is None:
         return False, "no environment facts: transformers is the safe default"
-    return truthy(value), "the environment recommendation"
+    said = info["use_unsloth"].get("reason") if isinstance(info.get("use_unsloth"), dict) else None
+    return truthy(value), said or "the environment recommendation"
 
 
 # Seen on an NVIDIA H200 (make gpu-check, docs/results.md): Unsloth will not pad with the eos and takes a pad-named token
@@ -57,26 +58,33 @@ def unsloth_refuses(model: ModelSettings) -> str | None:
 
 
 def choose_backend(env_info: dict | None, model: ModelSettings) -> str:
-    """'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, else 'transformers'.
+    """'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, else 'transformers'
+    (backend_choice says why)."""
+    return backend_choice(env_info, model)[0]
+
+
+def backend_choice(env_info: dict | None, model: ModelSettings) -> tuple[str, str]:
+    """(backend, why): 'unsloth' on an accelerator with Unsloth importable and model.use_unsloth true/auto, unless
+    Unsloth refuses these weights; else 'transformers'.
 
     env_info is either env.collect_facts() or env.recommend(); pure (never imports anything), so it is
     tested on fabricated facts. An explicit use_unsloth: true that cannot be honoured raises.
     """
     want = model.use_unsloth
     if falsy(want):
-        return "transformers"
+        return "transformers", "model.use_unsloth is false"
     possible, why = _unsloth_possible(env_info)
     refused = unsloth_refuses(model)
     if possible and refused:
         if truthy(want):
             raise RuntimeError(f"model.use_unsloth is true but {refused}; set model.use_unsloth: auto")
-        return "transformers"
+        return "transformers", refused
     if possible:
-        return "unsloth"
+        return "unsloth", why
     if truthy(want):
         raise RuntimeError(f"model.use_unsloth is true but Unsloth cannot be used here ({why}); "
                            "set model.use_unsloth: auto to fall back to transformers + PEFT")
-    return "transformers"
+    return "transformers", why
 
 
 def resolve_settings(model: ModelSettings, recommendation: dict | None, train: TrainSettings | None = None) -> dict:

@@ -89,11 +89,9 @@ class Check:
         from helpers.models import import_backend
         if not self.rec:
             raise Skip("no recommendation: the env step did not finish")
-        from helpers.models.settings import unsloth_refuses
+        from helpers.models.settings import backend_choice
         name = import_backend(self.cfg.model, self.rec)
-        refused = unsloth_refuses(self.cfg.model)
-        why = refused if name != "unsloth" and refused and self.rec["use_unsloth"]["value"] else \
-            self.rec["use_unsloth"]["reason"]
+        why = backend_choice(self.rec, self.cfg.model)[1]
         self.backend = {"name": name, "why": why}
         return {"backend": name, "why": why, "summary": f"{'Unsloth' if name == 'unsloth' else 'transformers + PEFT'}: {why}"}
 
