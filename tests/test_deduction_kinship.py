@@ -1,9 +1,12 @@
 """The blood-relation families' deductions (helpers.puzzles.deduction.kinship): every family's own explanation, as
 steps, passes the checker and concludes the key at every level; the checker refuses a wrong relation, the wrong
-person, a wrong conclusion and a missing step, each naming its step, and bad input with a problem, not a crash."""
+person, a wrong conclusion and a missing step, each naming its step, and bad input with a problem, not a crash. An
+explanation that goes through the other options names them in the order the question asks them, wherever the key
+is."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import replace
 
@@ -11,7 +14,9 @@ import pytest
 
 from helpers.puzzles import catalogue
 from helpers.puzzles.deduction import KINSHIP_KINDS, Step, check_kinship, measure, write_kinship
+from helpers.puzzles.kinship import coded, gender, kinds
 from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship.facts import gender_models, relation_terms
 
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
@@ -174,3 +179,61 @@ def test_a_coded_step_is_checked_against_the_code_table_and_a_pointing_step_agai
     problems = check_kinship(rec["puzzle"], bad)
     assert _named(problems, bad, len(bad) - 1, "but the readings of the text give"), problems
     assert f"no step claims 'the answer is {_key(rec)}', which the key says" in problems
+
+
+OTHERS = "The other options give: "
+OPTION_TEXT = {"family_coded": coded.expr_text, "family_gender": gender.statement_text}
+
+
+def _listings(explanation: str) -> list[list[str]]:
+    """The words of each "The other options give: a, b, c." sentence of an explanation."""
+    return [part.split(".")[0].split(", ") for part in explanation.split(OTHERS)[1:]]
+
+
+def _option_meaning(puzzle: dict, choice: str) -> str:
+    """What a which-question's expression means for the two people asked about (the coded solver's words)."""
+    a, b = puzzle["question"][1], puzzle["question"][2]
+    terms = relation_terms(gender_models(coded.expr_facts(puzzle["codes"], choice.split())), b, a)
+    return " or ".join(sorted(t.lower() for t in terms))
+
+
+def _every_form(kind: str, level: int, target: int, n: int) -> list[dict]:
+    """n records of each question form a family asks at a level, the key at index target (seeded)."""
+    rng = random.Random(f"options-order:{kind}:{level}:{target}")
+    forms = [f for f, share in catalogue.form_shares(kind, level) if share > 0]
+    return [catalogue.make_puzzle(kind, level, target, rng, {}, id=f"{kind}-{i}", form=form)
+            for form in forms for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", KINSHIP_KINDS)
+def test_the_other_options_are_listed_in_the_order_asked_with_the_key_at_every_letter(kind):
+    listed = 0
+    for level in catalogue.LEVELS:
+        for target in range(4):
+            for rec in _every_form(kind, level, target, 3):
+                puzzle, key = rec["puzzle"], _key(rec)
+                assert rec["answer"] == target
+                if "options" in puzzle:  # a which-question keeps its options as the choices give them
+                    assert [OPTION_TEXT[kind](o) for o in puzzle["options"]] == rec["choices"]
+                for words in _listings(rec["explanation"]):
+                    assert words == [_option_meaning(puzzle, c) for c in rec["choices"] if c != key], rec["choices"]
+                    listed += 1
+    # the coded which-questions (levels 2 and 3, every letter) list the other options; no other family lists any
+    assert listed >= 2 * 4 * 3 if kind == "family_coded" else listed == 0
+
+
+def test_a_which_question_read_back_in_any_choice_order_lists_its_options_in_that_order():
+    rec = _every_form("family_coded", 2, 0, 1)[0]
+    key, orders = _key(rec), list(itertools.permutations(rec["choices"]))
+    assert len(orders) == 24  # every order of the four choices: the key at each letter six times
+    for choices in orders:
+        index, puzzle, reason = catalogue.prove_text(rec["question"], list(choices))
+        assert reason is None and choices[index] == key
+        moved = catalogue.in_choice_order(rec["puzzle"], list(choices))
+        text = catalogue.explain(moved, key)
+        assert text == catalogue.explain(puzzle, key) and check_kinship(moved, write_kinship(moved, key)) == []
+        assert _listings(text) == [[_option_meaning(puzzle, c) for c in choices if c != key]]
+    with pytest.raises(ValueError, match="are not the family_coded puzzle's options"):
+        kinds.in_choice_order(rec["puzzle"], rec["choices"][:3] + ["Z # Y # X"])
+    seating = {"kind": "seating_linear", "clues": []}
+    assert catalogue.in_choice_order(seating, ["Ana", "Ben", "Cy", "Dee"]) is seating

@@ -43,7 +43,7 @@ LENGTH_TARGETS = {1: {"shortest": 0.127, "longest": 0.319}, 2: {"shortest": 0.20
 WHICH_POOL = 12  # valid wrong expressions to choose three from: 220 triples, enough to balance the key's ranks
 
 
-def _expr_text(tokens: list[str]) -> str:
+def expr_text(tokens: list[str]) -> str:
     """ "A # B @ C"."""
     return " ".join(tokens)
 
@@ -69,7 +69,7 @@ def possible_coded(p: dict) -> set[str]:
     q = p["question"]
     if q[0] == "relation":
         return relation_terms(gender_models(coded_facts(p)), q[2], q[1])
-    return {_expr_text(o) for o in p["options"]
+    return {expr_text(o) for o in p["options"]
             if relation_terms(gender_models(expr_facts(p["codes"], o)), q[2], q[1]) == {q[3]}}
 
 
@@ -79,7 +79,7 @@ def render_coded(p: dict) -> str:
     codes = "; ".join(style.format(s=s, w=w) for s, w in p["codes"]) + "."
     q = p["question"]
     if q[0] == "relation":
-        ask = CODED_ASK[p["ask"]].format(e=_expr_text(p["expr"]) + _stated_text(p), a=q[1], b=q[2])
+        ask = CODED_ASK[p["ask"]].format(e=expr_text(p["expr"]) + _stated_text(p), a=q[1], b=q[2])
     else:
         ask = WHICH_ASK[p["ask"] % len(WHICH_ASK)].format(a=q[1], b=q[2], t=q[3].lower())
     return f"{CODE_INTROS[p['intro']]}{codes} {ask}"
@@ -121,11 +121,12 @@ def _decode_said(codes: list[list[str]], symbols: list[str], facts: list[list[st
 
 
 def _others_said(p: dict, answer: str, a: str, b: str) -> Said:
-    """ "The other options give: aunt, cousin.": what each other expression means, concluding the chosen one."""
-    others = {_expr_text(o): relation_terms(gender_models(expr_facts(p["codes"], o)), b, a) for o in p["options"]
-              if _expr_text(o) != answer}
-    claims = tuple(("option", e, t.lower()) for e, ts in others.items() for t in sorted(ts))
-    words = ", ".join(sorted({t.lower() for ts in others.values() for t in ts}))
+    """ "The other options give: aunt, cousin, uncle.": what each other expression means, one word per option in the
+    options' order (the question's A-D; catalogue.make_puzzle puts them so), concluding the chosen one."""
+    others = {expr_text(o): sorted(t.lower() for t in relation_terms(gender_models(expr_facts(p["codes"], o)), b, a))
+              for o in p["options"] if expr_text(o) != answer}
+    claims = tuple(("option", e, t) for e, ts in others.items() for t in ts)
+    words = ", ".join(" or ".join(ts) for ts in others.values())
     return Said(f"The other options give: {words}.", claims, answer=answer)
 
 
@@ -230,10 +231,10 @@ def _wrong_options(rng: random.Random, codes: list[list[str]], tokens: list[str]
         cand[1::2] = seq
         terms = relation_terms(gender_models(expr_facts(codes, cand)), b, a)
         if len(terms) == 1 and UNNAMED not in terms and terms != {target}:
-            valid.append(_expr_text(cand))
+            valid.append(expr_text(cand))
             if len(valid) >= WHICH_POOL:
                 break
-    return [t.split() for t in blind.balanced(_expr_text(tokens), valid, rng)]
+    return [t.split() for t in blind.balanced(expr_text(tokens), valid, rng)]
 
 
 def _finish_which(rng: random.Random, tree: dict, p: dict, path: list[str], tokens: list[str],
@@ -248,7 +249,7 @@ def _finish_which(rng: random.Random, tree: dict, p: dict, path: list[str], toke
     options = picked + [tokens]
     rng.shuffle(options)
     p.update(question=["which", a, b, target], options=options, ask=rng.randrange(len(WHICH_ASK)))
-    return check(p, _expr_text(tokens), [_expr_text(o) for o in picked], stats, CODED)
+    return check(p, expr_text(tokens), [expr_text(o) for o in picked], stats, CODED)
 
 
 CODED = Kind(render_coded, possible_coded, explain_coded)
