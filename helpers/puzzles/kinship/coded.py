@@ -99,15 +99,17 @@ def explain_coded(p: dict, answer: str) -> str:
 
 
 def coded_steps(p: dict, answer: str) -> list[Said]:
-    """The explanation as steps: the decoding, each link from the second person to the first, the relation, and for
-    a which-question what the other options give."""
+    """The explanation as steps: the decoding, each link from the second person to the first, the relation (citing
+    the links' steps), and for a which-question what the other options give."""
     facts, (a, b) = coded_solution(p, answer)
     models = gender_models(facts)
     relation = p["question"][0] == "relation"
     symbols = p["expr"][1::2] if relation else answer.split()[1::2]
     term = (answer if relation else p["question"][3]).lower()
-    steps = [_decode_said(p["codes"], symbols, facts)] + path_said(facts, models[0], proven_genders(models), b, a)[0]
-    steps.append(Said(f"So {a} is {b}'s {term}.", (("rel", a, b, term),), answer=answer if relation else None))
+    links = path_said(facts, models[0], proven_genders(models), b, a)[0]
+    steps = [_decode_said(p["codes"], symbols, facts)] + links
+    steps.append(Said(f"So {a} is {b}'s {term}.", (("rel", a, b, term),), answer=answer if relation else None,
+                      after=tuple(range(1, 1 + len(links)))))
     return steps + ([] if relation else [_others_said(p, answer, a, b)])
 
 
