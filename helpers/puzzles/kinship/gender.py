@@ -144,19 +144,19 @@ def gender_steps(p: dict, answer: str) -> list[Said]:
     steps = path_said(p["facts"], models[0], proven, y, x)[0] if y else []
     links = tuple(range(len(steps)))
     steps += _gender_said(p["facts"], models[0], proven, x)[0]
-    inferred = links + tuple(i for i in range(len(links), len(steps)) if any(c[0] == "gender" for c in steps[i].claims))
+    grounds = links + tuple(i for i in range(len(links), len(steps)) if any(c[0] == "gender" for c in steps[i].claims))
     if answer == CBD:
         key = rel_key(models[0], y, x)
         steps.append(Said(f"So {x} may be {y}'s {term_for(key, 'm').lower()} or {term_for(key, 'f').lower()}: "
                           "cannot be determined.", (("kin", x, y, key),), answer=answer, after=links))
     elif p["question"][0] == "relation":
         steps.append(Said(f"So {x} is {y}'s {answer.lower()}.", (("rel", x, y, answer.lower()),), answer=answer,
-                          after=inferred))
+                          after=grounds))
     else:
         claims = tuple(_statement_claim(st) if statement_text(st) == answer else ("unforced", _statement_claim(st))
                        for st in p["options"])
         steps.append(Said(f"So '{answer}' is definitely true; no other option holds in every case.", claims,
-                          answer=answer, after=inferred))
+                          answer=answer, after=grounds))
     return steps
 
 
