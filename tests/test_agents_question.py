@@ -167,6 +167,34 @@ def test_a_team_added_topic_without_generator_uses_the_bank_then_a_counted_fallb
     assert topics_mod.generator_kinds("Puzzles", "Nationalities and drinks at a table") == ("seating_attributes",)
 
 
+def test_a_bank_question_keeps_its_correct_text_at_every_letter_whatever_its_own_answer_index(tok):
+    """Each bank record's own answer index 0-3, asked at each letter A-D: the letter names the bank's correct text,
+    the wrong choices keep their order around it, and the question, explanation and topic survive."""
+    topics = {**TOPICS, "Number Series": ["Find the next number"]}
+    cases = [(index, letter) for index in range(4) for letter in "ABCD"]
+    bank = []
+    for n, (index, _) in enumerate(cases):
+        start = n + 2
+        wrong = [str(start * 3 + 1), str(start * 5), str(start * 4 + 1)]
+        bank.append({"id": f"b{n}", "question": f"{start}, {2 * start}, {3 * start}, ?", "topic": "Number Series",
+                     "choices": wrong[:index] + [str(start * 4)] + wrong[index:], "answer": index,
+                     "explanation": f"Add {start} each time."})
+    agent = QuestionAgent(tok, topics, seed=2, bank=bank)
+    for rec, (index, letter) in zip(bank, cases):
+        q, meta = agent.ask("Number Series", "Find the next number", letter)
+        assert meta["source"] == "bank" and q["answer"] == letter and filters.check_question(q, tok).ok
+        assert [c[:3] for c in q["choices"]] == ["A) ", "B) ", "C) ", "D) "]
+        texts = [c[3:] for c in q["choices"]]
+        next_number = str(int(rec["question"].split(",")[0]) * 4)  # the series' next term: the bank's correct text
+        assert texts.pop("ABCD".index(letter)) == rec["choices"][index] == next_number, (rec, q)
+        assert texts == [c for i, c in enumerate(rec["choices"]) if i != index], (rec, q)
+        assert (q["question"], q["explanation"], q["topic"]) == (rec["question"], rec["explanation"],
+                                                                 "Find the next number")
+        back = filters.from_official_question(q, id=rec["id"], source="bank")
+        assert back["choices"][back["answer"]] == rec["choices"][rec["answer"]]
+    assert agent.stats["source:bank"] == len(cases)
+
+
 def test_unknown_topic_in_a_prompt_is_counted(tok):
     agent = QuestionAgent(tok, TOPICS, seed=2)
     q, meta = agent.respond("Generate an MCQ on topic: Syllogisms/All and some.\nEnsure that option D is correct.")
@@ -318,6 +346,18 @@ def test_a_proven_model_seating_question_gets_the_checked_deduction(tok):
     q, meta = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0).ask(*SEATING, "B")
     assert meta["source"] == "model" and q["answer"] == "B"
     assert q["explanation"] == verdict(rec["puzzle"], rec["choices"][0])[1] and w.explained == {"deduction": 1}
+
+
+def test_a_model_which_question_explained_after_its_key_moved_lists_the_other_options_as_asked(tok):
+    rec = puzzles.make_puzzle("family_coded", 2, 0, random.Random(3), {}, id="which", form="expression")
+    reply = json.dumps({"topic": "x", "question": rec["question"], "answer": "A", "explanation": "Given.",
+                        "choices": [f"{'ABCD'[i]}) {c}" for i, c in enumerate(rec["choices"])]})
+    w = _writer(tok, [reply], AgreeingChecker())
+    q, meta = QuestionAgent(tok, TOPICS, seed=1, writer=w, model_share=1.0).ask(*FAMILY, "C")
+    choices = [c[3:] for c in q["choices"]]
+    assert meta["source"] == "model" and q["answer"] == "C" and choices[2] == rec["choices"][0]
+    moved = puzzles.in_choice_order(rec["puzzle"], choices)  # the key swapped with C: the others' order changed
+    assert q["explanation"] == verdict(moved, choices[2])[1] != rec["explanation"]
 
 
 def test_a_failing_writer_switches_itself_off(tok):

@@ -1,9 +1,12 @@
 """The blood-relation families' deductions (helpers.puzzles.deduction.kinship): every family's own explanation, as
 steps, passes the checker and concludes the key at every level; the checker refuses a wrong relation, the wrong
-person, a wrong conclusion and a missing step, each naming its step, and bad input with a problem, not a crash."""
+person, a wrong conclusion and a missing step, each naming its step, and bad input with a problem, not a crash. An
+explanation that goes through the other options names them in the order the question asks them, wherever the key
+is."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import replace
 
@@ -11,7 +14,9 @@ import pytest
 
 from helpers.puzzles import catalogue
 from helpers.puzzles.deduction import KINSHIP_KINDS, Step, check_kinship, measure, write_kinship
+from helpers.puzzles.kinship import coded, gender, kinds
 from helpers.puzzles.kinship import tree as fam
+from helpers.puzzles.kinship.facts import gender_models, relation_terms
 
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
@@ -44,6 +49,14 @@ def _named(problems: list[str], steps: list[Step], at: int, words: str) -> bool:
     return any(p.startswith(f"step {at + 1} ({steps[at].text})") and words in p for p in problems)
 
 
+def _without(steps: list, at: int) -> list:
+    """The deduction with step `at` (0-based) left out: the later steps' citations of earlier steps renumbered, and
+    theirs of the step left out dropped."""
+    def renumbered(step):
+        return replace(step, after=tuple(a - (a > at) for a in step.after if a != at))
+    return steps[:at] + [renumbered(s) for s in steps[at + 1:]]
+
+
 def _wrong_claim(claim: tuple) -> tuple:
     """The claim with its relation (or code, or answer) word swapped for a wrong one."""
     return claim[:-1] + (WRONG.get(claim[-1], "cousin" if claim[-1] != "cousin" else "uncle"),)
@@ -72,9 +85,13 @@ def test_a_wrong_conclusion_and_a_missing_step_are_refused():
     assert _named(problems, steps, 2, "concludes 'Cousin', not the key 'Uncle'"), problems
     assert check_kinship(PUZZLE, steps[:2]) == ["the last step does not conclude the key",
                                                 "no step claims 'Dan is Ben's uncle', which the key says"]
-    missing = steps[:1] + steps[2:]  # Carl's brother is Dan: fact 2 is never cited
+    missing = _without(steps, 1)  # Carl's brother is Dan: fact 2 is never cited
     problems = check_kinship(PUZZLE, missing)
-    assert _named(problems, missing, 1, "claims 'Dan is Ben's uncle', but Dan is not in fact 1"), problems
+    assert _named(problems, missing, 1, "claims 'Dan is Ben's uncle', but Dan is not in step 1; it needs fact 2, "
+                                        "which it does not cite"), problems
+    assert _named(check_kinship(PUZZLE, steps[:2] + [steps[2]]), steps, 2, "concludes") is False
+    problems = check_kinship(PUZZLE, steps[:2] + [replace(steps[2], after=(0, 2))])
+    assert _named(problems, steps, 2, "cites a step that is not an earlier one (steps 1 and 3)"), problems
 
 
 def test_bad_input_gives_a_problem_not_a_crash():
@@ -126,24 +143,47 @@ def test_one_wrong_claim_or_conclusion_is_refused_in_every_family(kind):
             assert _named(problems, steps, len(steps) - 1, f"concludes '{wrong}', not the key"), problems
 
 
-@pytest.mark.parametrize("kind", ("family", "family_gender"))
-def test_a_missing_step_leaves_a_later_claim_unproven(kind):
-    """Dropping the last step that cites a fact no other step cites loses that fact: the conclusion (or a step
-    between) fails."""
-    refused = 0
+FACTUAL = ("family", "family_coded", "family_gender")  # the families whose steps cite facts (pointing: its text)
+
+
+def _refused_for_missing(problems: list[str], at: int) -> bool:
+    """Whether step `at` (0-based) is refused naming the uncited facts it needs."""
+    return any(p.startswith(f"step {at + 1} (") and "which it does not cite" in p for p in problems)
+
+
+@pytest.mark.parametrize("kind", FACTUAL)
+def test_every_step_is_proven_from_exactly_what_it_cites(kind):
+    """A step stripped of its citations (facts and earlier steps) is refused, naming the facts it needs, though the
+    steps before it cite them all: nothing cited earlier counts for it."""
+    stripped = 0
     for level in catalogue.LEVELS:
         for rec in RECORDS[kind, level]:
             steps = write_kinship(rec["puzzle"], _key(rec))
-            alone = [i for i, s in enumerate(steps[:-1])
-                     if set(s.uses) - {u for j, t in enumerate(steps) if j != i for u in t.uses}]
-            if not alone:
-                continue
-            at = alone[-1]
-            problems = check_kinship(rec["puzzle"], steps[:at] + steps[at + 1:])
-            assert any(p.startswith(f"step {len(steps) - 1} (") for p in problems) or any(
-                p.startswith("no step claims") for p in problems), (rec["explanation"], at, problems)
-            refused += 1
-    assert refused >= 3
+            for at, step in enumerate(steps):
+                if not (step.uses or step.after) or not any(c[0] in ("rel", "kin", "gender") for c in step.claims):
+                    continue
+                bare = steps[:at] + [replace(step, uses=(), after=())] + steps[at + 1:]
+                assert _refused_for_missing(check_kinship(rec["puzzle"], bare), at), (rec["explanation"], at)
+                stripped += 1
+    assert stripped >= 3 * N * len(catalogue.LEVELS)  # every deduction has links and a conclusion that cite
+
+
+@pytest.mark.parametrize("kind", FACTUAL)
+def test_a_conclusion_without_a_step_it_cites_is_refused_naming_the_missing_fact(kind):
+    """Leaving out a step the conclusion cites (the later citations renumbered) leaves the conclusion unproven,
+    naming the fact that step stood on, unless another cited step says the same (a couple's link is also in the
+    gender step's "X is married to S")."""
+    dropped, refused = 0, 0
+    for level in catalogue.LEVELS:
+        for rec in RECORDS[kind, level]:
+            steps = write_kinship(rec["puzzle"], _key(rec))
+            end = max(i for i, s in enumerate(steps) if s.after)
+            for at in steps[end].after:
+                problems = check_kinship(rec["puzzle"], _without(steps, at))
+                named = _refused_for_missing(problems, end - 1)
+                assert named or not any(p.startswith(f"step {end} (") for p in problems), problems
+                dropped, refused = dropped + 1, refused + named
+    assert refused >= (dropped if kind != "family_gender" else 0.7 * dropped) and dropped >= 2 * N, (refused, dropped)
 
 
 def test_an_open_gender_concludes_cannot_be_determined():
@@ -156,8 +196,11 @@ def test_an_open_gender_concludes_cannot_be_determined():
     opened = next(i for i, s in enumerate(steps) if ("unforced", ("gender", x, "m")) in s.claims)
     problems = check_kinship(rec["puzzle"], steps[:opened] + steps[opened + 1:])
     assert f"no step claims 'not necessarily: {x} is male', which the key says" in problems, problems
-    forced = steps[:opened] + [replace(steps[opened], claims=(("gender", x, "m"),))] + steps[opened + 1:]
+    every = tuple(range(len(rec["puzzle"]["facts"])))
+    forced = steps[:opened] + [replace(steps[opened], claims=(("gender", x, "m"),), uses=every)] + steps[opened + 1:]
     assert _named(check_kinship(rec["puzzle"], forced), forced, opened, f"claims '{x} is male', which fails")
+    bare = steps[:opened] + [replace(steps[opened], claims=(("gender", x, "m"),))] + steps[opened + 1:]
+    assert _named(check_kinship(rec["puzzle"], bare), bare, opened, f"claims '{x} is male', but it cites no fact")
 
 
 def test_a_coded_step_is_checked_against_the_code_table_and_a_pointing_step_against_the_readings():
@@ -174,3 +217,61 @@ def test_a_coded_step_is_checked_against_the_code_table_and_a_pointing_step_agai
     problems = check_kinship(rec["puzzle"], bad)
     assert _named(problems, bad, len(bad) - 1, "but the readings of the text give"), problems
     assert f"no step claims 'the answer is {_key(rec)}', which the key says" in problems
+
+
+OTHERS = "The other options give: "
+OPTION_TEXT = {"family_coded": coded.expr_text, "family_gender": gender.statement_text}
+
+
+def _listings(explanation: str) -> list[list[str]]:
+    """The words of each "The other options give: a, b, c." sentence of an explanation."""
+    return [part.split(".")[0].split(", ") for part in explanation.split(OTHERS)[1:]]
+
+
+def _option_meaning(puzzle: dict, choice: str) -> str:
+    """What a which-question's expression means for the two people asked about (the coded solver's words)."""
+    a, b = puzzle["question"][1], puzzle["question"][2]
+    terms = relation_terms(gender_models(coded.expr_facts(puzzle["codes"], choice.split())), b, a)
+    return " or ".join(sorted(t.lower() for t in terms))
+
+
+def _every_form(kind: str, level: int, target: int, n: int) -> list[dict]:
+    """n records of each question form a family asks at a level, the key at index target (seeded)."""
+    rng = random.Random(f"options-order:{kind}:{level}:{target}")
+    forms = [f for f, share in catalogue.form_shares(kind, level) if share > 0]
+    return [catalogue.make_puzzle(kind, level, target, rng, {}, id=f"{kind}-{i}", form=form)
+            for form in forms for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", KINSHIP_KINDS)
+def test_the_other_options_are_listed_in_the_order_asked_with_the_key_at_every_letter(kind):
+    listed = 0
+    for level in catalogue.LEVELS:
+        for target in range(4):
+            for rec in _every_form(kind, level, target, 3):
+                puzzle, key = rec["puzzle"], _key(rec)
+                assert rec["answer"] == target
+                if "options" in puzzle:  # a which-question keeps its options as the choices give them
+                    assert [OPTION_TEXT[kind](o) for o in puzzle["options"]] == rec["choices"]
+                for words in _listings(rec["explanation"]):
+                    assert words == [_option_meaning(puzzle, c) for c in rec["choices"] if c != key], rec["choices"]
+                    listed += 1
+    # the coded which-questions (levels 2 and 3, every letter) list the other options; no other family lists any
+    assert listed >= 2 * 4 * 3 if kind == "family_coded" else listed == 0
+
+
+def test_a_which_question_read_back_in_any_choice_order_lists_its_options_in_that_order():
+    rec = _every_form("family_coded", 2, 0, 1)[0]
+    key, orders = _key(rec), list(itertools.permutations(rec["choices"]))
+    assert len(orders) == 24  # every order of the four choices: the key at each letter six times
+    for choices in orders:
+        index, puzzle, reason = catalogue.prove_text(rec["question"], list(choices))
+        assert reason is None and choices[index] == key
+        moved = catalogue.in_choice_order(rec["puzzle"], list(choices))
+        text = catalogue.explain(moved, key)
+        assert text == catalogue.explain(puzzle, key) and check_kinship(moved, write_kinship(moved, key)) == []
+        assert _listings(text) == [[_option_meaning(puzzle, c) for c in choices if c != key]]
+    with pytest.raises(ValueError, match="are not the family_coded puzzle's options"):
+        kinds.in_choice_order(rec["puzzle"], rec["choices"][:3] + ["Z # Y # X"])
+    seating = {"kind": "seating_linear", "clues": []}
+    assert catalogue.in_choice_order(seating, ["Ana", "Ben", "Cy", "Dee"]) is seating

@@ -174,8 +174,10 @@ class ModelWriter:
     def _explain(self, question: dict, deadline: timing.Deadline) -> None:
         """The accepted question's explanation: the solver's (its checked deduction where one is written in the
         time left, deduction.explanation), never the model's; counted by source. The proof _checked kept is used
-        (and removed: it never leaves the writer)."""
+        (and removed: it never leaves the writer), its options in the order of the choices as asked (the key may
+        have moved since it was read: move_key)."""
         puzzle, key = question.pop(PROOF)
+        puzzle = puzzles.in_choice_order(puzzle, [strip_prefix(c) for c in question["choices"]])
         text, how = deduction.explanation(puzzle, key, seconds_left=deadline.left())
         question["explanation"] = " ".join(text.split()[:MAX_EXPLANATION_WORDS - 1])
         self.explained[how] += 1

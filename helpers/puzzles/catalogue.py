@@ -165,6 +165,7 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
         choices = list(built["distractors"])
         rng.shuffle(choices)
         choices.insert(target, built["answer"])
+        puzzle = in_choice_order(puzzle, choices)
         question = mod.render(puzzle)
         explanation = mod.explain(puzzle, built["answer"])
         if official_length(question, choices) >= max_chars(kind):
@@ -181,6 +182,12 @@ def make_puzzle(kind: str, level: int, target: int, rng: random.Random, stats: d
         rec.update(subtopic=subtopic, puzzle=puzzle)
         return rec
     raise RuntimeError(f"no valid {kind} puzzle at level {level} in {MAX_ATTEMPTS} attempts: {stats}")
+
+
+def in_choice_order(puzzle: dict, choices: list[str]) -> dict:
+    """The puzzle with its options (a blood-relation which-question's expressions or statements) in the order of the
+    record's choices, which its explanation follows ("The other options give: ..."); any other puzzle as it is."""
+    return kinship_kinds.in_choice_order(puzzle, choices) if puzzle["kind"] in kinship_kinds.KINDS else puzzle
 
 
 def iter_puzzles(seed: int, *, kinds: tuple[str, ...] = KINDS, levels: tuple[int, ...] = LEVELS,

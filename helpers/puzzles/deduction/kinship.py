@@ -1,11 +1,14 @@
 """The blood-relation families' deductions: the generators' own explanation steps (helpers.puzzles.kinship.said) as
 Steps, and a checker that proves every step with the kinship solvers, never the hidden tree.
 
-A step cites stated facts (uses: indices into the puzzle's facts; family_coded: its decoded facts) and claims
-relations and genders (the claim types are listed in kinship.said). Per step:
-- a relation, kin or gender claim holds in every family the facts cited so far (this step's included) allow:
-  facts.gender_models closes them (tree.close) once per assignment of the genders no word states, and the relation
-  is named by its shortest paths (facts.rel_key, tree.relation for a maternal or paternal side);
+A step cites stated facts (uses: indices into the puzzle's facts; family_coded: its decoded facts) and earlier steps
+(after, on KinshipStep), and claims relations and genders (the claim types are listed in kinship.said). Each step is
+proven from EXACTLY what it cites, not from everything cited before it:
+- a relation, kin or gender claim holds in every family its cited facts allow, with the cited steps' link claims
+  as facts and their gender claims kept: facts.gender_models closes them (tree.close) once per assignment of the
+  genders no word states, and the relation is named by its shortest paths (facts.rel_key, tree.relation for a
+  maternal or paternal side); one that fails, where the stated facts prove it, is refused naming the uncited facts
+  it needs;
 - an "unforced" claim (a gender left open, an option not definitely true) fails in some family ALL the stated facts
   allow: a fact not cited could force it, so it is proven from everything stated;
 - a code claim is the puzzle's code table; an option claim is what that expression's decoded facts give;
@@ -18,6 +21,9 @@ relations and genders (the claim types are listed in kinship.said). Per step:
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from helpers.puzzles.deduction.steps import Step, frozen
 from helpers.puzzles.deduction.words import join
@@ -50,8 +56,15 @@ def _word_meanings() -> dict[str, tuple[str, str | None, str | None]]:
 WORDS = _word_meanings()
 
 
-def write_kinship(puzzle: dict, key: str) -> list[Step]:
-    """The family's own explanation of the key as Steps (its words, cited facts, claims and conclusion);
+@dataclass(frozen=True)
+class KinshipStep(Step):
+    """A blood-relation step: a Step that also cites earlier steps, whose claims it stands on."""
+
+    after: tuple[int, ...] = ()  # the earlier steps it cites (0-based numbers)
+
+
+def write_kinship(puzzle: dict, key: str) -> list[KinshipStep]:
+    """The family's own explanation of the key as Steps (its words, cited facts and steps, claims and conclusion);
     NoDeduction("key_not_explained") when the key names no one the facts reach."""
     if puzzle.get("kind") not in KINSHIP_KINDS:
         raise NoDeduction("family_not_covered")
@@ -59,7 +72,7 @@ def write_kinship(puzzle: dict, key: str) -> list[Step]:
         said = STEPS[puzzle["kind"]](puzzle, key)
     except (LookupError, StopIteration) as exc:
         raise NoDeduction("key_not_explained") from exc
-    return [Step(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text) for s in said]
+    return [KinshipStep(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text, after=s.after) for s in said]
 
 
 def kinship_key(puzzle: dict) -> str:
@@ -117,23 +130,67 @@ def key_claims(puzzle: dict, key: str, models: list[dict]) -> list[tuple]:
     return [("rel", q[1], q[2], key.lower())]
 
 
+class Cited(NamedTuple):
+    """What one step cites: stated facts (indices), earlier steps (0-based numbers) and those steps' claims."""
+
+    uses: frozenset = frozenset()
+    after: tuple[int, ...] = ()
+    premises: tuple[tuple, ...] = ()
+
+    def said(self) -> str:
+        """ "facts 1 and 3", "fact 2 and step 1", "steps 1 and 2" or "no fact" (a citation that is no index quoted
+        as it is)."""
+        parts = [_numbered("fact", self.uses), _numbered("step", self.after)]
+        return " and ".join(p for p in parts if p) or "no fact"
+
+
+def _numbered(noun: str, nums) -> str:
+    """ "facts 1 and 3" for 0-based numbers (0, 2); "" for none."""
+    shown = [str(u + 1) if isinstance(u, int) else repr(u) for u in sorted(nums, key=lambda u: (str(type(u)), u))]
+    return f"{noun}{'s' if len(shown) > 1 else ''} {join(shown)}" if shown else ""
+
+
+def _premise_fact(claim: tuple) -> list[str] | None:
+    """An earlier step's link claim ("Carl is Ben's father", "S is X's spouse") as the stated fact it amounts to."""
+    if claim[0] == "rel" and len(claim) == 4 and claim[3] in fam.FACT_KINDS:
+        return [claim[3], claim[1], claim[2]]
+    return None
+
+
 class _Families:
-    """Every family a set of facts allows, closed once per set of cited facts."""
+    """Every family a set of facts allows (with the link and gender claims of the steps cited), closed once per
+    set."""
 
     def __init__(self, facts: list[list[str]]) -> None:
         """The puzzle's facts, none closed yet."""
         self.facts, self.cache = facts, {}
 
-    def of(self, uses: frozenset) -> list[dict]:
-        """The families the facts with these indices allow."""
-        key = tuple(sorted(uses))
+    def of(self, uses: frozenset, premises: tuple[tuple, ...] = ()) -> list[dict]:
+        """The families the facts with these indices allow, with earlier steps' claims as premises: a link claim
+        as a fact, a gender claim keeping the families that give its person that gender (any other claim adds
+        nothing)."""
+        linked = tuple(sorted({tuple(f) for c in premises if (f := _premise_fact(c))}))
+        sexed = tuple(sorted({c[1:] for c in premises if c[0] == "gender" and len(c) == 3}))
+        key = (tuple(sorted(uses)), linked, sexed)
         if key not in self.cache:
-            self.cache[key] = gender_models([self.facts[i] for i in key])
+            models = gender_models([self.facts[i] for i in key[0]] + [list(f) for f in linked])
+            self.cache[key] = [m for m in models if all(m["gender"].get(x, g) == g for x, g in sexed)]
         return self.cache[key]
 
     def every(self) -> list[dict]:
         """The families all the stated facts allow."""
         return self.of(frozenset(range(len(self.facts))))
+
+    def missing(self, claim: tuple, cited: Cited) -> list[int]:
+        """The uncited facts a relation, kin or gender claim needs besides what its step cites (few: each left out
+        that the claim holds without), or [] when even every stated fact does not prove it."""
+        needed = set(range(len(self.facts)))
+        if not _proven(self.of(frozenset(needed), cited.premises), claim):
+            return []
+        for i in sorted(needed - cited.uses, reverse=True):
+            if _proven(self.of(frozenset(needed - {i}), cited.premises), claim):
+                needed.discard(i)
+        return sorted(needed - cited.uses)
 
 
 def _holds(models: list[dict], claim: tuple) -> bool:
@@ -148,23 +205,59 @@ def _holds(models: list[dict], claim: tuple) -> bool:
             and all(side is None or fam.relation(m, y, x) == (key, side) for m in models))
 
 
-def _fact_problem(models: list[dict], claim: tuple, said: str, every: list[dict]) -> str | None:
-    """Why a relation, kin, gender or unforced claim is not proven (None when it is)."""
-    inner, pool = (claim[1], every) if claim[0] == "unforced" else (claim, models)
-    if inner[0] not in ("rel", "kin", "gender") or len(inner) != ARITY[inner[0]]:
+def _people(claim: tuple) -> tuple:
+    """The people a relation, kin or gender claim speaks of."""
+    return claim[1:2] if claim[0] == "gender" else claim[1:3]
+
+
+def _proven(models: list[dict], claim: tuple) -> bool:
+    """Whether some family exists, knows the claim's people, and every one makes the claim true."""
+    return bool(models) and all(p in models[0]["people"] for p in _people(claim)) and _holds(models, claim)
+
+
+def _unread(claim: tuple) -> str | None:
+    """Why the checker cannot read a relation, kin, gender or unforced claim (None when it can)."""
+    inner = claim[1] if claim[0] == "unforced" else claim
+    if not isinstance(inner, tuple) or not inner or inner[0] not in ("rel", "kin", "gender") \
+            or len(inner) != ARITY[inner[0]]:
         return f"claims {claim!r}, which the checker cannot read"
     if inner[0] == "rel" and inner[3] not in WORDS:
         return f"claims '{claim_text(claim)}': '{inner[3]}' is no relation word the checker knows"
-    if not pool:
-        return f"claims '{claim_text(claim)}', but {said if pool is models else 'the stated facts'} allow no family"
-    absent = [p for p in (inner[1:2] if inner[0] == "gender" else inner[1:3]) if p not in pool[0]["people"]]
+    return None
+
+
+def _unforced_problem(claim: tuple, every: list[dict]) -> str | None:
+    """Why "not necessarily: <claim>" is not proven: it must fail in some family ALL the stated facts allow."""
+    inner, text = claim[1], f"claims '{claim_text(claim)}'"
+    if not every:
+        return f"{text}, but the stated facts allow no family"
+    absent = [p for p in _people(inner) if p not in every[0]["people"]]
     if absent:
-        where = said if pool is models else "the stated facts"
-        return f"claims '{claim_text(claim)}', but {join(absent)} {'is' if len(absent) == 1 else 'are'} not in {where}"
+        return f"{text}, but {join(absent)} {'is' if len(absent) == 1 else 'are'} not in the stated facts"
+    return None if not _holds(every, inner) else f"{text}, but it holds in every family the stated facts allow"
+
+
+def _fact_problem(families: _Families, claim: tuple, cited: Cited) -> str | None:
+    """Why a relation, kin, gender or unforced claim is not proven from exactly what its step cites (None when it
+    is), naming the uncited facts it needs when the stated facts prove it."""
+    if unread := _unread(claim):
+        return unread
     if claim[0] == "unforced":
-        return None if not _holds(pool, inner) else (f"claims '{claim_text(claim)}', but it holds in every family "
-                                                     "the stated facts allow")
-    return None if _holds(pool, inner) else f"claims '{claim_text(claim)}', which fails in a family {said} allow"
+        return _unforced_problem(claim, families.every())
+    models, said, text = families.of(cited.uses, cited.premises), cited.said(), f"claims '{claim_text(claim)}'"
+    if _proven(models, claim):
+        return None
+    absent = [p for p in _people(claim) if models and p not in models[0]["people"]]
+    if not cited.uses and not cited.premises:
+        why = f"{text}, but it cites no fact"
+    elif not models:
+        why = f"{text}, but {said} allow no family"
+    elif absent:
+        why = f"{text}, but {join(absent)} {'is' if len(absent) == 1 else 'are'} not in {said}"
+    else:
+        why = f"{text}, which fails in a family {said} allow"
+    missing = families.missing(claim, cited)
+    return f"{why}; it needs {_numbered('fact', missing)}, which it does not cite" if missing else why
 
 
 def _own_problem(puzzle: dict, claim: tuple, readings: dict) -> str | None:
@@ -192,31 +285,25 @@ def _own_problem(puzzle: dict, claim: tuple, readings: dict) -> str | None:
     return None if found == {claim[1]} else f"{text}, but the readings of the text give {sorted(found)}"
 
 
-def _said(uses) -> str:
-    """ "facts 1 and 3", "fact 2" or "no fact" (a citation that is no index quoted as it is)."""
-    nums = [str(u + 1) if isinstance(u, int) else repr(u) for u in sorted(uses, key=lambda u: (str(type(u)), u))]
-    return f"fact{'s' if len(nums) > 1 else ''} {join(nums)}" if nums else "no fact"
-
-
 def _as_claim(claim) -> tuple:
     """A claim as nested tuples (lists from JSON read alike); anything else as a one-element tuple."""
     return frozen(claim) if isinstance(claim, (list, tuple)) else (claim,)
 
 
-def _claim_problem(puzzle: dict, claim: tuple, families: _Families, cited: frozenset, readings: dict) -> str | None:
+def _claim_problem(puzzle: dict, claim: tuple, families: _Families, cited: Cited, readings: dict) -> str | None:
     """Why one claim of a step is not proven, or None."""
     if not claim or claim[0] not in ARITY or len(claim) != ARITY[claim[0]]:
         return f"claims {claim!r}, which the checker cannot read"
     if claim[0] in FACT_CLAIMS and puzzle["kind"] != "family_pointing":
-        return _fact_problem(families.of(cited), claim, _said(cited), families.every())
+        return _fact_problem(families, claim, cited)
     if claim[0] not in OWN_CLAIMS[puzzle["kind"]]:
         return f"claims '{claim_text(claim)}', which a {puzzle['kind']} puzzle cannot prove"
     return _own_problem(puzzle, claim, readings)
 
 
-def _step_problems(puzzle: dict, step: Step, key: str, families: _Families, cited: frozenset,
+def _step_problems(puzzle: dict, step: Step, key: str, families: _Families, cited: Cited,
                    readings: dict) -> list[str]:
-    """What is wrong with one step, given the facts cited so far."""
+    """What is wrong with one step, given exactly what it cites."""
     out = [p for c in step.claims if (p := _claim_problem(puzzle, _as_claim(c), families, cited, readings))]
     if step.answer is not None and step.answer != key:
         out.append(f"concludes '{step.answer}', not the key '{key}'")
@@ -244,16 +331,32 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
     return _steps_problems(puzzle, steps, key, families, needed)
 
 
+def _cited_steps(step: Step) -> tuple[int, ...]:
+    """The earlier steps a step cites (a plain Step, e.g. one read back from a model's words, cites none)."""
+    return getattr(step, "after", ())
+
+
+def _citation_problem(step: Step, at: int, n_facts: int) -> str | None:
+    """Why a step's citations cannot be read: a fact the puzzle does not have, or a step that is not an earlier
+    one (None when they can)."""
+    if any(not isinstance(u, int) or not 0 <= u < n_facts for u in step.uses):
+        return f"cites a fact the puzzle does not have ({_numbered('fact', step.uses)}; it states {n_facts})"
+    if any(not isinstance(a, int) or not 0 <= a < at for a in _cited_steps(step)):
+        return f"cites a step that is not an earlier one ({_numbered('step', _cited_steps(step))})"
+    return None
+
+
 def _steps_problems(puzzle: dict, steps: list[Step], key: str, families: _Families, needed: list[tuple]) -> list[str]:
-    """Every step's problems in turn (facts cited accumulate), then a missing conclusion or key claim."""
-    facts, cited, readings, out, claimed = families.facts, frozenset(), {}, [], set()
+    """Every step's problems, each proven from exactly what it cites (its facts, and the claims of the earlier steps
+    it cites), then a missing conclusion or key claim."""
+    readings, out, claimed = {}, [], set()
     for i, step in enumerate(steps):
         where = f"step {i + 1} ({step.text or step})"
-        if any(not isinstance(u, int) or not 0 <= u < len(facts) for u in step.uses):
-            out.append(f"{where}: cites a fact the puzzle does not have ({_said(step.uses)}; it states "
-                       f"{len(facts)})")
+        if problem := _citation_problem(step, i, len(families.facts)):
+            out.append(f"{where}: {problem}")
             continue
-        cited |= set(step.uses)
+        after = tuple(_cited_steps(step))
+        cited = Cited(frozenset(step.uses), after, tuple(_as_claim(c) for a in after for c in steps[a].claims))
         out += [f"{where}: {p}" for p in _step_problems(puzzle, step, key, families, cited, readings)]
         claimed |= {_as_claim(c) for c in step.claims}
     if not steps or steps[-1].answer is None:

@@ -43,7 +43,7 @@ LENGTH_TARGETS = {1: {"shortest": 0.127, "longest": 0.319}, 2: {"shortest": 0.20
 WHICH_POOL = 12  # valid wrong expressions to choose three from: 220 triples, enough to balance the key's ranks
 
 
-def _expr_text(tokens: list[str]) -> str:
+def expr_text(tokens: list[str]) -> str:
     """ "A # B @ C"."""
     return " ".join(tokens)
 
@@ -69,7 +69,7 @@ def possible_coded(p: dict) -> set[str]:
     q = p["question"]
     if q[0] == "relation":
         return relation_terms(gender_models(coded_facts(p)), q[2], q[1])
-    return {_expr_text(o) for o in p["options"]
+    return {expr_text(o) for o in p["options"]
             if relation_terms(gender_models(expr_facts(p["codes"], o)), q[2], q[1]) == {q[3]}}
 
 
@@ -79,7 +79,7 @@ def render_coded(p: dict) -> str:
     codes = "; ".join(style.format(s=s, w=w) for s, w in p["codes"]) + "."
     q = p["question"]
     if q[0] == "relation":
-        ask = CODED_ASK[p["ask"]].format(e=_expr_text(p["expr"]) + _stated_text(p), a=q[1], b=q[2])
+        ask = CODED_ASK[p["ask"]].format(e=expr_text(p["expr"]) + _stated_text(p), a=q[1], b=q[2])
     else:
         ask = WHICH_ASK[p["ask"] % len(WHICH_ASK)].format(a=q[1], b=q[2], t=q[3].lower())
     return f"{CODE_INTROS[p['intro']]}{codes} {ask}"
@@ -99,15 +99,17 @@ def explain_coded(p: dict, answer: str) -> str:
 
 
 def coded_steps(p: dict, answer: str) -> list[Said]:
-    """The explanation as steps: the decoding, each link from the second person to the first, the relation, and for
-    a which-question what the other options give."""
+    """The explanation as steps: the decoding, each link from the second person to the first, the relation (citing
+    the links' steps), and for a which-question what the other options give."""
     facts, (a, b) = coded_solution(p, answer)
     models = gender_models(facts)
     relation = p["question"][0] == "relation"
     symbols = p["expr"][1::2] if relation else answer.split()[1::2]
     term = (answer if relation else p["question"][3]).lower()
-    steps = [_decode_said(p["codes"], symbols, facts)] + path_said(facts, models[0], proven_genders(models), b, a)[0]
-    steps.append(Said(f"So {a} is {b}'s {term}.", (("rel", a, b, term),), answer=answer if relation else None))
+    links = path_said(facts, models[0], proven_genders(models), b, a)[0]
+    steps = [_decode_said(p["codes"], symbols, facts)] + links
+    steps.append(Said(f"So {a} is {b}'s {term}.", (("rel", a, b, term),), answer=answer if relation else None,
+                      after=tuple(range(1, 1 + len(links)))))
     return steps + ([] if relation else [_others_said(p, answer, a, b)])
 
 
@@ -121,11 +123,12 @@ def _decode_said(codes: list[list[str]], symbols: list[str], facts: list[list[st
 
 
 def _others_said(p: dict, answer: str, a: str, b: str) -> Said:
-    """ "The other options give: aunt, cousin.": what each other expression means, concluding the chosen one."""
-    others = {_expr_text(o): relation_terms(gender_models(expr_facts(p["codes"], o)), b, a) for o in p["options"]
-              if _expr_text(o) != answer}
-    claims = tuple(("option", e, t.lower()) for e, ts in others.items() for t in sorted(ts))
-    words = ", ".join(sorted({t.lower() for ts in others.values() for t in ts}))
+    """ "The other options give: aunt, cousin, uncle.": what each other expression means, one word per option in the
+    options' order (the question's A-D; catalogue.make_puzzle puts them so), concluding the chosen one."""
+    others = {expr_text(o): sorted(t.lower() for t in relation_terms(gender_models(expr_facts(p["codes"], o)), b, a))
+              for o in p["options"] if expr_text(o) != answer}
+    claims = tuple(("option", e, t) for e, ts in others.items() for t in ts)
+    words = ", ".join(" or ".join(ts) for ts in others.values())
     return Said(f"The other options give: {words}.", claims, answer=answer)
 
 
@@ -230,10 +233,10 @@ def _wrong_options(rng: random.Random, codes: list[list[str]], tokens: list[str]
         cand[1::2] = seq
         terms = relation_terms(gender_models(expr_facts(codes, cand)), b, a)
         if len(terms) == 1 and UNNAMED not in terms and terms != {target}:
-            valid.append(_expr_text(cand))
+            valid.append(expr_text(cand))
             if len(valid) >= WHICH_POOL:
                 break
-    return [t.split() for t in blind.balanced(_expr_text(tokens), valid, rng)]
+    return [t.split() for t in blind.balanced(expr_text(tokens), valid, rng)]
 
 
 def _finish_which(rng: random.Random, tree: dict, p: dict, path: list[str], tokens: list[str],
@@ -248,7 +251,7 @@ def _finish_which(rng: random.Random, tree: dict, p: dict, path: list[str], toke
     options = picked + [tokens]
     rng.shuffle(options)
     p.update(question=["which", a, b, target], options=options, ask=rng.randrange(len(WHICH_ASK)))
-    return check(p, _expr_text(tokens), [_expr_text(o) for o in picked], stats, CODED)
+    return check(p, expr_text(tokens), [expr_text(o) for o in picked], stats, CODED)
 
 
 CODED = Kind(render_coded, possible_coded, explain_coded)

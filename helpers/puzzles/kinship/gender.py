@@ -47,7 +47,7 @@ TRUE_ASK = ("Which statement is definitely true?", "Which of the following must 
             "Which is definitely true?")
 
 
-def _statement_text(st: list[str]) -> str:
+def statement_text(st: list[str]) -> str:
     """ "R is male" or "R is T's aunt"."""
     if st[0] == "gender":
         return f"{st[1]} is {'male' if st[2] == 'm' else 'female'}"
@@ -70,7 +70,7 @@ def possible_gender(p: dict) -> set[str]:
     q = p["question"]
     if q[0] == "true":
         keys = {(s[1], s[2]): rel_key(models[0], s[2], s[1]) for s in p["options"] if s[0] == "rel"}
-        return {_statement_text(s) for s in p["options"] if _holds(models, s, keys) == {True}}
+        return {statement_text(s) for s in p["options"] if _holds(models, s, keys) == {True}}
     terms = relation_terms(models, q[2], q[1])
     if UNNAMED in terms:
         return set()
@@ -96,7 +96,7 @@ def _gender_target(p: dict, answer: str) -> tuple[str, str | None]:
     q = p["question"]
     if q[0] == "relation":
         return q[1], q[2]
-    st = next(s for s in p["options"] if _statement_text(s) == answer)
+    st = next(s for s in p["options"] if statement_text(s) == answer)
     return st[1], (st[2] if st[0] == "rel" else None)
 
 
@@ -127,7 +127,7 @@ def _statement_claim(st: list[str]) -> tuple:
 
 def option_claim(p: dict, answer: str) -> tuple:
     """The claim a which-is-true question's answer makes (the option whose words it is)."""
-    return _statement_claim(next(st for st in p["options"] if _statement_text(st) == answer))
+    return _statement_claim(next(st for st in p["options"] if statement_text(st) == answer))
 
 
 def explain_gender(p: dict, answer: str) -> str:
@@ -137,23 +137,26 @@ def explain_gender(p: dict, answer: str) -> str:
 
 def gender_steps(p: dict, answer: str) -> list[Said]:
     """The explanation as steps: the links from one person to the other, the gender inferred or left open, the
-    answer."""
+    answer (citing the links' steps and the inferred gender's)."""
     models = gender_models(p["facts"])
     proven = proven_genders(models)
     x, y = _gender_target(p, answer)
     steps = path_said(p["facts"], models[0], proven, y, x)[0] if y else []
+    links = tuple(range(len(steps)))
     steps += _gender_said(p["facts"], models[0], proven, x)[0]
+    grounds = links + tuple(i for i in range(len(links), len(steps)) if any(c[0] == "gender" for c in steps[i].claims))
     if answer == CBD:
         key = rel_key(models[0], y, x)
         steps.append(Said(f"So {x} may be {y}'s {term_for(key, 'm').lower()} or {term_for(key, 'f').lower()}: "
-                          "cannot be determined.", (("kin", x, y, key),), answer=answer))
+                          "cannot be determined.", (("kin", x, y, key),), answer=answer, after=links))
     elif p["question"][0] == "relation":
-        steps.append(Said(f"So {x} is {y}'s {answer.lower()}.", (("rel", x, y, answer.lower()),), answer=answer))
+        steps.append(Said(f"So {x} is {y}'s {answer.lower()}.", (("rel", x, y, answer.lower()),), answer=answer,
+                          after=grounds))
     else:
-        claims = tuple(_statement_claim(st) if _statement_text(st) == answer else ("unforced", _statement_claim(st))
+        claims = tuple(_statement_claim(st) if statement_text(st) == answer else ("unforced", _statement_claim(st))
                        for st in p["options"])
         steps.append(Said(f"So '{answer}' is definitely true; no other option holds in every case.", claims,
-                          answer=answer))
+                          answer=answer, after=grounds))
     return steps
 
 
@@ -313,16 +316,16 @@ def _finish_true(rng: random.Random, tree: dict, p: dict, name: dict, stats: dic
     # gender counterpart of a true one), picked by blind.balanced so that no option-only rule finds the key. The key
     # is any of `sure` alike, so the rates are set for that draw: a short "X is male" beside long statements is always
     # the shortest, and the other keys make up for it (without this: shortest 21%, longest 26% over 490 questions).
-    wrong = {_statement_text(st): st for i, st in enumerate(cands) if status[i] != {True}}
-    keys = sorted(_statement_text(st) for st in sure)
+    wrong = {statement_text(st): st for i, st in enumerate(cands) if status[i] != {True}}
+    keys = sorted(statement_text(st) for st in sure)
     target = blind.vocabulary_targets(rng.sample(keys, min(len(keys), TRUE_KEYS)), sorted(wrong))
-    distractors = blind.balanced(_statement_text(answer), sorted(wrong), rng, target=target)
+    distractors = blind.balanced(statement_text(answer), sorted(wrong), rng, target=target)
     options = [answer] + [wrong[t] for t in distractors]
     rng.shuffle(options)
     p.update(question=["true"], options=options, ask=rng.randrange(len(TRUE_ASK)))
     if not _tree_agrees(tree, answer, name):
         return reject(stats, "solver_disagrees")
-    return check(p, _statement_text(answer), distractors, stats, GENDER)
+    return check(p, statement_text(answer), distractors, stats, GENDER)
 
 
 def _tree_agrees(tree: dict, st: list[str], name: dict) -> bool:

@@ -56,20 +56,19 @@ from __future__ import annotations
 import random
 
 from helpers.puzzles.kinship.coded import FORM_SHARES as CODED_FORMS
-from helpers.puzzles.kinship.coded import (build_coded, coded_facts, explain_coded, possible_coded, render_coded,
-                                           work_coded)
+from helpers.puzzles.kinship.coded import (build_coded, coded_facts, explain_coded, expr_text, possible_coded,
+                                           render_coded, work_coded)
 from helpers.puzzles.kinship.facts import gender_models, relation_terms
 from helpers.puzzles.kinship.gender import FORM_SHARES as GENDER_FORMS
 from helpers.puzzles.kinship.gender import (CBD, build_gender, explain_gender, possible_gender, render_gender,
-                                            work_gender)
+                                            statement_text, work_gender)
 from helpers.puzzles.kinship.pointing import FORM_SHARES as POINTING_FORMS
 from helpers.puzzles.kinship.pointing import (INLAW, build_pointing, explain_pointing, possible_pointing,
                                               render_pointing, work_pointing)
 
 # CBD and INLAW are re-exported: tests and callers name them as kinship.CBD, kinship.INLAW
 __all__ = ["KINDS", "CBD", "INLAW", "BUILDERS", "FORM_SHARES", "build", "render", "possible_answers", "relation_words",
-           "explain",
-           "work"]
+           "explain", "in_choice_order", "work"]
 
 KINDS = ("family_pointing", "family_coded", "family_gender")
 
@@ -116,6 +115,19 @@ def explain(puzzle: dict, answer: str) -> str:
     """The solver's deduction in a few sentences (under 100 words)."""
     return {"family_pointing": explain_pointing, "family_coded": explain_coded,
             "family_gender": explain_gender}[puzzle["kind"]](puzzle, answer)
+
+
+def in_choice_order(puzzle: dict, choices: list[str]) -> dict:
+    """The puzzle with a which-question's options (expressions, statements) in the order of the question's choices,
+    so that its explanation lists them as the reader sees them (A-D); a puzzle without options as it is. ValueError
+    when the choices are not its options."""
+    if "options" not in puzzle:
+        return puzzle
+    text = {"family_coded": expr_text, "family_gender": statement_text}[puzzle["kind"]]
+    by_text = {text(o): o for o in puzzle["options"]}
+    if sorted(by_text) != sorted(choices):
+        raise ValueError(f"the choices {choices} are not the {puzzle['kind']} puzzle's options {sorted(by_text)}")
+    return dict(puzzle, options=[by_text[c] for c in choices])
 
 
 def work(puzzle: dict) -> dict:

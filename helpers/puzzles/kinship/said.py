@@ -10,7 +10,8 @@ A claim is a tuple:
 - ("option", expression, word): the expression's decoded facts make its first person the last one's <word>;
 - ("chain", i, word): the person chain word i reaches is the speaker's <word> (family_pointing);
 - ("asked", answer): every reading of the pointing text gives the answer.
-uses are indices into the puzzle's facts (the coded kinds: its decoded facts), cited by the step.
+uses are indices into the puzzle's facts (the coded kinds: its decoded facts), cited by the step; after are the
+numbers (0-based) of the earlier steps it cites, whose relation and gender claims it stands on too.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from typing import NamedTuple
 
 
 class Said(NamedTuple):
-    """One sentence of an explanation: its words, what it claims, the facts it cites, the answer it concludes."""
+    """One sentence of an explanation: its words, what it claims, the facts and earlier steps it cites, the answer it
+    concludes."""
 
     text: str
     claims: tuple[tuple, ...] = ()
     uses: tuple[int, ...] = ()
     answer: str | None = None
+    after: tuple[int, ...] = ()
 
 
 def joined(steps: list[Said]) -> str:

@@ -306,10 +306,10 @@ def explain(puzzle: dict, value: str) -> str:
 
 def explain_steps(puzzle: dict, value: str) -> list[Said]:
     """The solving steps as data: each link from Y to the answer (the derived links it rests on first, each said
-    once) with the facts it cites, then the answer."""
+    once) with the facts it cites, then the answer, citing the steps of the route's links."""
     facts, world, q = puzzle["facts"], close(puzzle["facts"]), puzzle["question"]
     y, x = q[2], (q[1] if q[0] == "relation" else value)
-    steps, told, u = [], set(), y
+    steps, told, route, u = [], set(), [], y
     for label, v in paths(world, y, x)[0]:
         chain = derivation(world, label, u, v)
         for key in chain[:-1]:  # the derived links this one rests on, each said once
@@ -317,10 +317,11 @@ def explain_steps(puzzle: dict, value: str) -> list[Said]:
                 told.add(key)
                 steps.append(_link_said(world, facts, key[0], key[1], key[2], link_reason(world, *key)))
         told.update(chain)
+        route.append(len(steps))
         steps.append(_link_said(world, facts, label, u, v, link_reason(world, label, u, v) if chain else ""))
         u = v
     word = value.lower() if q[0] == "relation" else q[1]
-    steps.append(Said(f"So {x} is {y}'s {word}.", (("rel", x, y, word),), answer=value))
+    steps.append(Said(f"So {x} is {y}'s {word}.", (("rel", x, y, word),), answer=value, after=tuple(route)))
     return steps
 
 
