@@ -21,7 +21,7 @@ from typing import Callable
 
 from helpers.puzzles import csp
 from helpers.puzzles.deduction.steps import (Step, concluded_case, established, fact_constraint, frozen,
-                                             open_puzzle, premise_constraint, premise_names, shared_puzzle)
+                                             open_model, premise_constraint, premise_names, shared_puzzle)
 from helpers.puzzles.deduction.words import cite, fact_text, premise_text, refs
 from helpers.puzzles.seating.solver import Model
 
@@ -63,9 +63,9 @@ class Proof:
     """A puzzle's model with its premises left out, and the constraints of anything a step may cite."""
 
     def __init__(self, puzzle: dict) -> None:
-        """The open model (steps.open_puzzle) and the premises a step may cite."""
+        """The open model (steps.open_model) and the premises a step may cite."""
         self.puzzle = puzzle
-        self.model = Model(shared_puzzle(open_puzzle(puzzle)))
+        self.model = open_model(puzzle)
         self.clues = self.model.puzzle["clues"]
         self.premises = {p: premise_constraint(self.model, puzzle, p) for p in premise_names(puzzle)}
 

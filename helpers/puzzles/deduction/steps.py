@@ -10,7 +10,7 @@ outermost first.
 
 A premise is what the puzzle's set-up says beyond one person per seat and the way the layout faces, named so a step
 can cite it: "half" (four face one way, four the other), "corners" (which way the square's corner sitters face), and
-"face:Ana" (Ana's facing, stated in the set-up). The checker's model leaves them out (open_puzzle) and adds those a
+"face:Ana" (Ana's facing, stated in the set-up). The checker's model leaves them out (open_model) and adds those a
 step cites (premise_constraint).
 """
 
@@ -71,16 +71,20 @@ def premise_names(puzzle: dict) -> list[str]:
     return names + [f"face:{p}" for p in puzzle["people"] if given and p in given]
 
 
-def open_puzzle(puzzle: dict) -> dict:
-    """The puzzle's set-up without its premises (the checker's model; a step adds those it cites)."""
+def open_model(puzzle: dict) -> Model:
+    """The checker's model: the puzzle's set-up without its premises (a facing each way, the corners' a variable;
+    a step adds those it cites), its words as stated (a statement question names its statements in them)."""
+    shared = shared_puzzle(puzzle)
     if not premise_names(puzzle):
-        return puzzle
-    return dict(puzzle, half=False, **({"facing": {}} if puzzle["kind"] in FACING_KINDS else {}),
-                **({"corner_face": None} if puzzle["kind"] == "seating_square" else {}))
+        return Model(shared)
+    model = Model(dict(shared, half=False, **({"facing": {}} if puzzle["kind"] in FACING_KINDS else {}),
+                       **({"corner_face": None} if puzzle["kind"] == "seating_square" else {})))
+    model.puzzle = shared
+    return model
 
 
 def premise_constraint(model: Model, puzzle: dict, name: str) -> csp.Constraint:
-    """A premise's meaning on the model of open_puzzle(puzzle) (KeyError for a name the puzzle lacks)."""
+    """A premise's meaning on open_model(puzzle) (KeyError for a name the puzzle lacks)."""
     if name not in premise_names(puzzle):
         raise KeyError(name)
     if name == "half":

@@ -1,7 +1,8 @@
 """A deduction in words: each fact in the puzzle's own phrasing (the kit's clue sentences) and each step as a
-numbered sentence that cites what it rests on: its clues and earlier steps by number (clue 1 is the question's first
-clue sentence, step 1 the deduction's first sentence) and the set-up's premises in the set-up's words ("Since four
-face the centre and four face outward, by clue 2 and step 1, ...").
+sentence that cites what it rests on: its clues and earlier steps by number (clue 1 is the question's first clue
+sentence, step 1 the deduction's first sentence, numbered in front when a later sentence cites it), the step just
+before it by opening with "So" (or "Then" inside a case), and the set-up's premises in the set-up's words ("Since
+four face the centre and four face outward, by clue 2 and step 1, ...").
 """
 
 from __future__ import annotations
@@ -94,9 +95,10 @@ def citing(puzzle: dict, step: Step, *, clues: bool = True) -> str:
     return since + (f"by {' and '.join(named)}, " if named else "")
 
 
-def numbered(texts: list[str]) -> list[str]:
-    """Each sentence with its step number in front ("2. By clue 3 and step 1, ..."): later steps cite it."""
-    return [f"{i}. {t}" for i, t in enumerate(texts, 1)]
+def numbered(texts: list[str], cited: set[int]) -> list[str]:
+    """The sentences a later one cites (0-based indices) with their step number in front ("2. By clue 3, ..."), as
+    a text numbers only the equations it refers to."""
+    return [f"{i + 1}. {t}" if i in cited else t for i, t in enumerate(texts)]
 
 
 def answer_text(puzzle: dict, key: str) -> str:
@@ -325,17 +327,27 @@ def _body(puzzle: dict, step: Step) -> str:
     return by + said if by or step.case else "so " + said
 
 
-def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
-    """Each step as a numbered sentence; the first step inside a case opens with "If <case>:", and one resting on the
-    step just before it alone opens with "So" (or "Then" inside a case)."""
+def _worded(steps: list[Step]) -> list[tuple[Step, bool]]:
+    """Each step as its sentence cites: (the step, whether it opens with "So" or "Then" for the step just before it,
+    which it then does not number; a case's first sentence opens with the case instead)."""
     out, before = [], ()
     for i, step in enumerate(steps):
-        if step.after == (i - 1,) and not (step.uses or step.premises):
-            step = replace(step, after=())  # resting on the step just before it alone: "So ..."
+        opens_case = bool(step.case) and step.case != before and before[:len(step.case)] != step.case
+        follows = i - 1 in step.after and not opens_case
+        out.append((replace(step, after=tuple(j for j in step.after if j != i - 1)) if follows else step, follows))
+        before = step.case
+    return out
+
+
+def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
+    """Each step as a sentence; the first step inside a case opens with "If <case>:", one resting on the step just
+    before it with "So" (or "Then" inside a case), and a sentence a later one cites by number has it in front."""
+    out, before = [], ()
+    worded = _worded(steps)
+    for step, follows in worded:
         body = _body(puzzle, step)
         if step.case and len(step.case) < len(before) and before[:len(step.case)] == step.case:
-            body = f"so that case fails ({refs(step.after)})" if step.closes and step.after and not (
-                step.uses or step.premises) else f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
+            body = f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
         elif step.case and step.case != before:
             lone = not citing(puzzle, step) and not step.closes  # a case's only say is what it fixes: "If X, Y"
             body = f"If {fact_text(puzzle, step.case[-1])}{', ' if lone else ': '}{body}"
@@ -343,6 +355,8 @@ def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
             body = f"then {body}"
         elif step.answer is not None and before and steps[len(out) - 1].answer is not None:
             body = "either way, " + citing(puzzle, step) + answer_text(puzzle, step.answer)
+        elif follows and not body.startswith("so "):
+            body = f"so, {body}"
         out.append(_cap(body) + ".")
         before = step.case
-    return numbered(out)
+    return numbered(out, {j for step, _ in worded for j in step.after})
