@@ -6,8 +6,8 @@ conclude with the key.
 
 The board (deduction.board: the classic kinds, the round table with attributes, the rectangle; deduction.layouts:
 the square table, two rows, mixed facing at a table and in a row) lists every seating (at most MAX_WORLDS), so a
-candidate step costs a few numpy masks; the checker (deduction.checker) then proves the written steps
-independently."""
+candidate step costs a few numpy masks. Once written, each step is given what it cites (deduction.citing: the clues,
+earlier steps and premises it rests on), and the checker (deduction.checker) proves each from exactly those."""
 
 from __future__ import annotations
 
