@@ -27,11 +27,18 @@ CY_LEFT, CY_RIGHT = ("pos", "Cy", "west", 1), ("pos", "Cy", "east", 1)
 GOOD = [
     Step(uses=(2,), split=(CY_LEFT, CY_RIGHT), text="Cy sits at the left or the right end"),
     Step(uses=(0,), case=(CY_LEFT,), closes=True, text="if Cy is at the left end, clue 1 fails"),
-    Step(claims=(CY_RIGHT,), text="so Cy sits at the right end"),
-    Step(uses=(1,), claims=(("pos", "Ben", "west", 2),), text="Ben sits second from the left"),
-    Step(uses=(3,), claims=(("pos", "Dee", "east", 2), ("pos", "Eli", "west", 3)), text="Dee second from the right"),
-    Step(answer="Eli", text="so Eli sits third from the left"),
+    Step(after=(0, 1), claims=(CY_RIGHT,), text="by steps 1 and 2, Cy sits at the right end"),
+    Step(uses=(0, 1), claims=(("pos", "Ben", "west", 2),), text="by clues 1 and 2, Ben sits second from the left"),
+    Step(uses=(0, 3), after=(2, 3), claims=(("pos", "Dee", "east", 2), ("pos", "Eli", "west", 3)),
+         text="by clues 1 and 4 and steps 3 and 4, Dee sits second from the right"),
+    Step(after=(4,), answer="Eli", text="by step 5, Eli sits third from the left"),
 ]
+# the old style: each step credited to its own clue, resting on every clue cited before it (accepted until the
+# checker proved each step from exactly what it cites)
+LEAPING = [Step(uses=(2,), split=(CY_LEFT, CY_RIGHT)), Step(uses=(0,), case=(CY_LEFT,), closes=True),
+           Step(claims=(CY_RIGHT,)), Step(uses=(1,), claims=(("pos", "Ben", "west", 2),)),
+           Step(uses=(3,), claims=(("pos", "Dee", "east", 2), ("pos", "Eli", "west", 3)), text="by clue 4, ..."),
+           Step(answer="Eli")]
 
 
 def _named(problems: list[str], step: int, words: str) -> bool:
@@ -45,6 +52,70 @@ def test_the_crafted_deduction_is_proven_and_its_key_is_the_solvers():
     assert check(PUZZLE, GOOD) == []
 
 
+def test_a_step_that_leaves_out_a_clue_it_needs_is_refused_naming_the_clue():
+    problems = check(PUZZLE, GOOD[:3] + [replace(GOOD[3], uses=(1,))] + GOOD[4:])
+    assert _named(problems, 4, "claims 'Ben sits second from the left', which fails in an arrangement clue 2 allow"
+                  "; it needs clue 1, which it does not cite"), problems
+    assert len(problems) == 1, problems
+
+
+def test_a_step_that_leans_on_an_uncited_earlier_step_is_refused_naming_it():
+    problems = check(PUZZLE, GOOD[:2] + [replace(GOOD[2], after=(0,))] + GOOD[3:])
+    assert _named(problems, 3, "claims 'Cy sits at the right end', which fails in an arrangement step 1 allow; "
+                  "it needs clue 1 or clue 4 or step 2, which it does not cite"), problems  # each rules out Cy left
+    problems = check(PUZZLE, GOOD[:5] + [replace(GOOD[5], after=())])
+    assert _named(problems, 6, "concludes 'Eli'") and "it needs step 5, which it does not cite" in problems[0]
+
+
+def test_a_step_may_cite_only_earlier_steps_of_its_own_case_or_one_around_it():
+    problems = check(PUZZLE, GOOD[:2] + [replace(GOOD[2], after=(0, 1, 2))] + GOOD[3:])
+    assert _named(problems, 3, "cites step 3, which does not come before it"), problems
+    inside = Step(uses=(0,), case=(CY_LEFT,), claims=(("pos", "Ana", "west", 1),), text="Ana at the left end")
+    later = replace(GOOD[2], after=(0, 1, 2))
+    problems = check(PUZZLE, GOOD[:1] + [inside, GOOD[1], later] + GOOD[3:])
+    assert any(p.startswith("step 4") and "cites step 2, which holds in another case" in p for p in problems)
+
+
+def test_once_leaping_steps_are_refused_now():
+    """Each step credited to one clue, proven from every clue cited so far: step 5 ("by clue 4, Dee second from the
+    right and Eli third") needs clues 1 and 4 and where Cy and Ben sit, which it does not cite."""
+    cumulative = [replace(s, uses=tuple(sorted({u for t in LEAPING[:i + 1] for u in t.uses})),
+                          after=tuple(range(i)) if s.answer or not s.uses else ()) for i, s in enumerate(LEAPING)]
+    cumulative[2] = replace(cumulative[2], after=(0, 1))
+    assert check(PUZZLE, cumulative) == []  # with everything said before it cited, each step holds
+    problems = check(PUZZLE, LEAPING)
+    assert any(p.startswith("step 5 (by clue 4, ...): claims 'Dee sits second from the right', which fails in an "
+                            "arrangement clue 4 allow") for p in problems), problems
+    assert any(p.startswith("step 3") and "claims 'Cy sits at the right end', which fails in an arrangement no clue "
+               "allow" in p for p in problems), problems  # "so Cy sits at the right end", resting on nothing cited
+
+
+# a round table of four facing either way, two in and two out (the set-up's premise), Ben and Ana facing the centre
+FACING = {"kind": "seating_mixed_facing", "people": ["Ana", "Ben", "Cy", "Dee"], "facing": {}, "half": True,
+          "groups": {}, "clues": [["face", "Ana", 1], ["face", "Ben", 1], ["left", "Cy", "Ana", 1]],
+          "question": ["count_face", 0]}
+
+
+def test_a_step_that_leans_on_an_uncited_facing_premise_is_refused_naming_it():
+    """Cy faces outward only because two face the centre and two face out: a step must say so."""
+    leap = Step(uses=(0, 1), claims=(("face", "Cy", 0),), text="by clues 1 and 2, Cy faces outward")
+    problems = check(FACING, [leap], complete=False)
+    assert problems == ["step 1 (by clues 1 and 2, Cy faces outward): claims 'Cy faces outward', which fails in "
+                        "an arrangement clues 1 and 2 allow; it needs 'two face the centre and two face outward', "
+                        "which it does not cite"], problems
+    assert check(FACING, [replace(leap, premises=("half",))], complete=False) == []
+    given = dict(FACING, half=False, facing={"Ana": 1, "Ben": 0, "Cy": 1, "Dee": 1}, clues=[["left", "Ben", "Ana", 1]])
+    turned = Step(uses=(0,), premises=("face:Ana",), claims=(("left", "Ana", "Ben", 1),), text="Ana to Ben's left")
+    problems = check(given, [turned], complete=False)  # Ben faces out (the set-up): his left is Ana's side
+    assert len(problems) == 1 and problems[0].endswith("it needs 'Ben faces outward', which it does not cite"), problems
+    assert check(given, [replace(turned, premises=("face:Ana", "face:Ben"))], complete=False) == []
+
+
+def test_a_step_citing_a_premise_the_puzzle_does_not_state_is_refused():
+    problems = check(PUZZLE, [replace(GOOD[0], premises=("half",))] + GOOD[1:])
+    assert _named(problems, 1, "cites a premise the puzzle does not state"), problems
+
+
 def test_a_wrong_claim_is_refused_with_its_step_named():
     bad = GOOD[:4] + [replace(GOOD[4], claims=(("pos", "Eli", "east", 2),))] + GOOD[5:]
     problems = check(PUZZLE, bad)
@@ -52,7 +123,7 @@ def test_a_wrong_claim_is_refused_with_its_step_named():
 
 
 def test_a_claim_made_before_the_clue_it_needs_is_refused():
-    early = GOOD[:3] + [replace(GOOD[3], claims=GOOD[3].claims + GOOD[4].claims)] + GOOD[4:]
+    early = GOOD[:3] + [replace(GOOD[3], claims=GOOD[3].claims + GOOD[4].claims, after=(2,))] + GOOD[4:]
     problems = check(PUZZLE, early)
     assert _named(problems, 4, "claims 'Dee sits second from the right'"), problems
     assert len(problems) == 2 and _named(problems, 4, "claims 'Eli sits third from the left'")  # step 5's hold
@@ -66,7 +137,8 @@ def test_a_split_that_misses_a_case_is_refused():
 
 def test_closing_a_case_that_is_not_impossible_is_refused():
     problems = check(PUZZLE, GOOD[:1] + [replace(GOOD[1], uses=())] + GOOD[2:])
-    assert _named(problems, 2, "closes a case that is not impossible"), problems
+    assert _named(problems, 2, "closes a case that is not impossible: an arrangement no clue and its case allow "
+                  "fits it; it needs clue 1 or clue 4, which it does not cite"), problems
 
 
 def test_a_wrong_conclusion_is_refused():

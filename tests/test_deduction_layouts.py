@@ -110,6 +110,7 @@ def test_left_and_right_are_counted_from_the_sitters_own_facing():
               "question": ["who", "left", "Eli", 1]}
     steps = write(puzzle, "Fay")
     text = measure.deduction_text(steps)
-    assert check(puzzle, steps, "Fay") == [] and text.endswith("So Fay sits immediately to the left of Eli."), text
-    assert "By clue 2, Cy sits second to the left of Ana." in text, text  # Ben faces out: his right is Ana's left
+    assert check(puzzle, steps, "Fay") == [] and text.endswith(
+        "So, since Ana faces the centre and Eli faces the centre, Fay sits immediately to the left of Eli."), text
+    assert "by clue 2, Cy sits second to the left of Ana." in text, text  # Ben faces out: his right is Ana's left
     assert "going round to Ana's left: Ben, Cy, Dee, Eli and Fay" in text, text

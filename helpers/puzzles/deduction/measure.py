@@ -28,15 +28,23 @@ def deduction_text(steps: list) -> str:
 def verdict(puzzle: dict, key: str) -> tuple[str, str]:
     """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none (a
     kinship family's deduction is its own explanation's steps, checked by check_kinship)."""
+    outcome, text, _ = timed_verdict(puzzle, key)
+    return outcome, text
+
+
+def timed_verdict(puzzle: dict, key: str) -> tuple[str, str, dict]:
+    """verdict, with the deduction's steps and the seconds spent writing it: {"steps": n, "write_s": s}."""
     kinship = puzzle["kind"] in KINSHIP_KINDS
+    start = time.perf_counter()
     try:
         steps = (write_kinship if kinship else write)(puzzle, key)
     except NoDeduction as exc:
-        return f"no_deduction:{exc}", ""
+        return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
+    info = {"steps": len(steps), "write_s": time.perf_counter() - start}
     text = deduction_text(steps)
     if (check_kinship if kinship else check)(puzzle, steps, key):
-        return "failed_check", text
-    return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text
+        return "failed_check", text, info
+    return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text, info
 
 
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None) -> tuple[str, str]:
@@ -66,38 +74,49 @@ def records(kind: str, level: int, n: int, seed: int) -> list[dict]:
 
 
 def measure_one(kind: str, level: int, n: int, seed: int, tokens: Callable[[str], int] | None = None) -> dict:
-    """Outcome counts, word (and token) lengths and time to write and check a deduction, for one family and
-    level."""
+    """Outcome counts, steps, word (and token) lengths, time to write a deduction (each) and to write and check
+    one (mean), for one family and level."""
     counts: dict[str, int] = {}
-    words, toks, spent = [], [], 0.0
+    words, toks, steps, writes, spent = [], [], [], [], 0.0
     for rec in records(kind, level, n, seed):
         start = time.perf_counter()
-        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+        outcome, text, info = timed_verdict(rec["puzzle"], rec["choices"][rec["answer"]])
         spent += time.perf_counter() - start
         counts[outcome] = counts.get(outcome, 0) + 1
+        writes.append(info["write_s"])
         if text:
             words.append(len(text.split()))
+            steps.append(info["steps"])
             toks += [tokens(text)] if tokens else []
     return {"kind": kind, "level": level, "puzzles": n, "counts": counts, "words": words, "tokens": toks,
-            "seconds": spent / max(n, 1)}
+            "steps": steps, "write_s": writes, "seconds": spent / max(n, 1)}
+
+
+def _at(values: list, share: float) -> float:
+    """The value at a share of the sorted values (0.5: the median's upper neighbour, 0.99: p99); 0 for none."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(share * len(v)))] if v else 0
 
 
 def summary_row(row: dict) -> str:
-    """One markdown table row: family, level, puzzles, median/p90/max words (tokens), share over the limit."""
+    """One markdown table row: family, level, puzzles, median steps, median/p90/max words (tokens), share over the
+    limit, other outcomes, ms to write (p50 / p99) and to write and check (mean)."""
     w = sorted(row["words"]) or [0]
-    p90 = w[min(len(w) - 1, int(0.9 * len(w)))]
+    p90 = _at(w, 0.9)
     over = row["counts"].get("over_budget", 0)
     other = {k: v for k, v in row["counts"].items() if k not in ("ok", "over_budget")}
     tok = f" | {statistics.median(row['tokens']):.0f} / {max(row['tokens'])}" if row["tokens"] else ""
-    return (f"| {row['kind']} | {row['level']} | {row['puzzles']} | {statistics.median(w):.0f} / {p90} / {w[-1]}"
-            f"{tok} | {over} ({over / row['puzzles']:.1%}) | {other or '-'} | {1000 * row['seconds']:.0f} |")
+    ms = [1000 * s for s in row["write_s"]]
+    return (f"| {row['kind']} | {row['level']} | {row['puzzles']} | {statistics.median(row['steps'] or [0]):.0f} "
+            f"| {statistics.median(w):.0f} / {p90} / {w[-1]}{tok} | {over} ({over / row['puzzles']:.1%}) "
+            f"| {other or '-'} | {_at(ms, 0.5):.0f} / {_at(ms, 0.99):.0f} | {1000 * row['seconds']:.0f} |")
 
 
 def table(rows: list[dict]) -> str:
     """The measured rows as a markdown table."""
     tok = " | tokens median / max" if any(r["tokens"] for r in rows) else ""
-    head = (f"| family | level | puzzles | words median / p90 / max{tok} | over {LIMIT} words | other outcomes "
-            f"| ms to write and check |")
+    head = (f"| family | level | puzzles | steps median | words median / p90 / max{tok} | over {LIMIT} words "
+            f"| other outcomes | ms to write p50 / p99 | ms to write and check |")
     rule = "|" + "---|" * (head.count("|") - 1)
     return "\n".join([head, rule, *map(summary_row, rows)])
 

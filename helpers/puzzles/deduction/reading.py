@@ -1,9 +1,10 @@
 """A model's reasoning read back into a step and proven: is its first step true? The reasoner learns deductions in
-the words deduction.words writes ("By clue 2, Ben sits second from the left."), so its first sentence is read the
-same way: the clues it cites, then each clause looked up among every fact the puzzle's kind can state, rendered by
+the words deduction.words writes ("1. By clue 2, Ben sits second from the left."), so its first sentence is read the
+same way: its step number left out, the premises it names ("Since four face the centre and four face outward, ..."),
+the clues it cites, then each clause looked up among every fact the puzzle's kind can state, rendered by
 deduction.words.fact_text (nothing is guessed: a clause that is not exactly one of them makes the sentence
-unreadable). The facts read are then proven by the checker from the clues cited (from every clue when it cites
-none), as a one-step deduction that need not conclude.
+unreadable). The facts read are then proven by the checker from exactly the clues and premises cited (from every
+clue and premise when it cites none: "So ..."), as a one-step deduction that need not conclude.
 
 A blood-relation first sentence of the families whose steps link stated people (family, family_gender) is read as
 one link ("Kemal's mother is Ling") and proven by deduction.kinship from every stated fact.
@@ -20,12 +21,13 @@ import re
 
 from helpers.puzzles.deduction import kinship
 from helpers.puzzles.deduction.checker import check
-from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step
-from helpers.puzzles.deduction.words import fact_text, tokens
+from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step, premise_names
+from helpers.puzzles.deduction.words import fact_text, premise_text, tokens
 from helpers.puzzles.seating import classic, layouts, parse
 
 FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")  # the verdicts first_step gives
 _CITE = re.compile(r"^(?:By clues? ((?:\d+)(?:(?:, | and )\d+)*), |So )", re.IGNORECASE)
+_NUMBER = re.compile(r"^\d+\.\s+")  # a step's number in front of its sentence
 LINKED = ("family", "family_gender")  # the blood-relation families whose steps are links between stated people
 _NAME = r"[A-Z][A-Za-z]*"
 _LINK = re.compile(rf"^(?P<of>{_NAME})'s (?P<word>[a-z][a-z -]*?) is (?P<who>{_NAME})$")
@@ -34,8 +36,8 @@ _SEP = re.compile(r"(; |, and |, | and )")
 
 
 def first_sentence(reasoning: str) -> str:
-    """The reasoning's first sentence without its full stop ("" when it has none)."""
-    text = reasoning.strip()
+    """The reasoning's first sentence without its step number and full stop ("" when it has none)."""
+    text = _NUMBER.sub("", reasoning.strip())
     end = re.search(r"\.(?:\s|$)", text)
     return (text[:end.start()] if end else text).strip()
 
@@ -110,9 +112,24 @@ def read_alternatives(body: str, table: dict[str, tuple]) -> list[tuple] | None:
     return [("or", *facts)]
 
 
+def read_premises(puzzle: dict, sentence: str) -> tuple[tuple[str, ...], str]:
+    """(the premises a sentence opens with, "Since <premise> and <premise>, ", the rest of it); none read: ((),
+    the sentence)."""
+    table = {premise_text(puzzle, p).lower(): p for p in premise_names(puzzle)}
+    if not sentence.lower().startswith("since ") or not table:
+        return (), sentence
+    rest = sentence[len("since "):]
+    for cut in (m.start() for m in re.finditer(", ", rest)):
+        names = read_clauses(rest[:cut], table)
+        if names:
+            return tuple(names), rest[cut + 2:]
+    return (), sentence
+
+
 def read_step(puzzle: dict, sentence: str) -> Step | None:
-    """The sentence as a step: the clues it cites (none: every clue) and the facts it claims; None when unreadable
-    (a clue number the puzzle lacks included)."""
+    """The sentence as a step: the premises and clues it cites (none: every clue and premise) and the facts it
+    claims; None when unreadable (a clue number the puzzle lacks included)."""
+    premises, sentence = read_premises(puzzle, sentence)
     cited = _CITE.match(sentence)
     uses = tuple(int(n) - 1 for n in re.findall(r"\d+", cited.group(1))) if cited and cited.group(1) else ()
     clues = len(puzzle["clues"])
@@ -122,7 +139,9 @@ def read_step(puzzle: dict, sentence: str) -> Step | None:
     facts = read_clauses(body, table) or read_alternatives(body, table)
     if not facts:
         return None
-    return Step(uses=uses or tuple(range(clues)), claims=tuple(facts), text=sentence)
+    every = not uses and not premises
+    return Step(uses=uses or (tuple(range(clues)) if every else ()), claims=tuple(facts), text=sentence,
+                premises=tuple(premise_names(puzzle)) if every else premises)
 
 
 def read_link(puzzle: dict, sentence: str) -> Step | None:

@@ -1,8 +1,13 @@
 """A deduction in words: each fact in the puzzle's own phrasing (the kit's clue sentences) and each step as a
-sentence that cites its clues by number (clue 1 is the question's first clue sentence).
+sentence that cites what it rests on: its clues and earlier steps by number (clue 1 is the question's first clue
+sentence, step 1 the deduction's first sentence, numbered in front when a later sentence cites it), the step just
+before it by opening with "So" (or "Then" inside a case), and the set-up's premises in the set-up's words ("Since
+four face the centre and four face outward, by clue 2 and step 1, ...").
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
 from helpers.puzzles.seating import classic, text
@@ -62,6 +67,38 @@ def cite(uses: tuple[int, ...]) -> str:
     """ "clue 3", "clues 2 and 4"."""
     nums = [str(u + 1) for u in sorted(uses)]
     return f"clue{'s' if len(nums) > 1 else ''} {join(nums)}"
+
+
+def refs(after: tuple[int, ...]) -> str:
+    """ "step 2", "steps 1 and 3" (after: 0-based step indices)."""
+    nums = [str(j + 1) for j in sorted(after)]
+    return f"step{'s' if len(nums) > 1 else ''} {join(nums)}" if nums else ""
+
+
+def premise_text(puzzle: dict, name: str) -> str:
+    """A premise (steps.premise_names) in the set-up's words: "four face the centre and four face outward", "those
+    at the corners face outward", "Ana faces the centre"."""
+    if name == "half":
+        half = text.NUM[len(puzzle["people"]) // 2]
+        return f"{half} face {text.dir_word(puzzle, 1)} and {half} face {text.dir_word(puzzle, 0)}"
+    if name == "corners":
+        return f"those at the corners face {text.dir_word(puzzle, puzzle['corner_face'])}"
+    who = name.split(":", 1)[1]
+    return fact_text(puzzle, ("face", who, puzzle["facing"][who]))
+
+
+def citing(puzzle: dict, step: Step, *, clues: bool = True) -> str:
+    """What a step cites, as its sentence opens: "since <premises>, by clue 2 and step 1, " ("" for nothing;
+    clues=False leaves its clues to the sentence: a closing step's "clue 4 fails")."""
+    named = [p for p in (cite(step.uses) if clues and step.uses else "", refs(step.after)) if p]
+    since = f"since {join([premise_text(puzzle, p) for p in step.premises])}, " if step.premises else ""
+    return since + (f"by {' and '.join(named)}, " if named else "")
+
+
+def numbered(texts: list[str], cited: set[int]) -> list[str]:
+    """The sentences a later one cites (0-based indices) with their step number in front ("2. By clue 3, ..."), as
+    a text numbers only the equations it refers to."""
+    return [f"{i + 1}. {t}" if i in cited else t for i, t in enumerate(texts)]
 
 
 def answer_text(puzzle: dict, key: str) -> str:
@@ -270,37 +307,56 @@ def _blocks(puzzle: dict, claims: tuple) -> tuple[list[str], list[tuple]]:
     return texts, rest
 
 
+def _closing(puzzle: dict, step: Step) -> str:
+    """A closing step: "by step 2, clue 4 fails", "clues 2 and 4 cannot both hold", "by steps 3 and 5, no seating
+    is left"."""
+    by = citing(puzzle, step, clues=False)
+    if len(step.uses) > 1:
+        return by + f"{cite(step.uses)} cannot {'both' if len(step.uses) == 2 else 'all'} hold"
+    return by + (f"{cite(step.uses)} fails" if step.uses else "no seating is left")
+
+
 def _body(puzzle: dict, step: Step) -> str:
     """What a step says, without its case's "If ..." opening."""
-    by = f"by {cite(step.uses)}, " if step.uses else ""
+    by = citing(puzzle, step)
     if step.split:
         return (by or "so ") + alternatives([fact_text(puzzle, f) for f in step.split])
     if step.closes:
-        if len(step.uses) > 1:
-            return f"{cite(step.uses)} cannot {'both' if len(step.uses) == 2 else 'all'} hold"
-        return f"{cite(step.uses)} fails" if step.uses else "no seating is left"
-    if step.answer is not None:
-        return by + answer_text(puzzle, step.answer) if step.uses or step.case else "so " + answer_text(
-            puzzle, step.answer)
-    said = claims_text(puzzle, step.claims)
-    return by + said if step.uses or step.case else "so " + said
+        return _closing(puzzle, step)
+    said = answer_text(puzzle, step.answer) if step.answer is not None else claims_text(puzzle, step.claims)
+    return by + said if by or step.case else "so " + said
+
+
+def _worded(steps: list[Step]) -> list[tuple[Step, bool]]:
+    """Each step as its sentence cites: (the step, whether it opens with "So" or "Then" for the step just before it,
+    which it then does not number; a case's first sentence opens with the case instead)."""
+    out, before = [], ()
+    for i, step in enumerate(steps):
+        opens_case = bool(step.case) and step.case != before and before[:len(step.case)] != step.case
+        follows = i - 1 in step.after and not opens_case
+        out.append((replace(step, after=tuple(j for j in step.after if j != i - 1)) if follows else step, follows))
+        before = step.case
+    return out
 
 
 def step_texts(puzzle: dict, steps: list[Step]) -> list[str]:
-    """Each step as a sentence; the first step inside a case opens with "If <case>:"."""
+    """Each step as a sentence; the first step inside a case opens with "If <case>:", one resting on the step just
+    before it with "So" (or "Then" inside a case), and a sentence a later one cites by number has it in front."""
     out, before = [], ()
-    for step in steps:
+    worded = _worded(steps)
+    for step, follows in worded:
         body = _body(puzzle, step)
         if step.case and len(step.case) < len(before) and before[:len(step.case)] == step.case:
-            body = "so that case fails" if step.closes and not step.uses else \
-                f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
+            body = f"So, if {fact_text(puzzle, step.case[-1])}, {body.removeprefix('so ')}"
         elif step.case and step.case != before:
-            lone = not step.uses and not step.closes  # a case's only say is what it fixes: "If X, Y"
+            lone = not citing(puzzle, step) and not step.closes  # a case's only say is what it fixes: "If X, Y"
             body = f"If {fact_text(puzzle, step.case[-1])}{', ' if lone else ': '}{body}"
         elif step.case:
             body = f"then {body}"
         elif step.answer is not None and before and steps[len(out) - 1].answer is not None:
-            body = "either way, " + answer_text(puzzle, step.answer)
+            body = "either way, " + citing(puzzle, step) + answer_text(puzzle, step.answer)
+        elif follows and not body.startswith("so "):
+            body = f"so, {body}"
         out.append(_cap(body) + ".")
         before = step.case
-    return out
+    return numbered(out, {j for step, _ in worded for j in step.after})

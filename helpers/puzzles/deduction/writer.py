@@ -6,8 +6,8 @@ conclude with the key.
 
 The board (deduction.board: the classic kinds, the round table with attributes, the rectangle; deduction.layouts:
 the square table, two rows, mixed facing at a table and in a row) lists every seating (at most MAX_WORLDS), so a
-candidate step costs a few numpy masks; the checker (deduction.checker) then proves the written steps
-independently."""
+candidate step costs a few numpy masks. Once written, each step is given what it cites (deduction.citing: the clues,
+earlier steps and premises it rests on), and the checker (deduction.checker) proves each from exactly those."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from helpers.puzzles.deduction.board import MAX_WORLDS, Board, Known, NoDeduction
+from helpers.puzzles.deduction.citing import cite_steps
 from helpers.puzzles.deduction.layouts import LAYOUTS, NA, LayoutBoard
 from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
 from helpers.puzzles.deduction.words import answer_text, claims_text, lists_everyone, step_texts
@@ -322,4 +323,5 @@ def write(puzzle: dict, key: str) -> list[Step]:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
     steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
+    steps = cite_steps(board, steps, key)
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
