@@ -2,7 +2,7 @@
 Steps, and a checker that proves every step with the kinship solvers, never the hidden tree.
 
 A step cites stated facts (uses: indices into the puzzle's facts; family_coded: its decoded facts) and earlier steps
-(after, on KinshipStep), and claims relations and genders (the claim types are listed in kinship.said). Each step is
+(Step.after), and claims relations and genders (the claim types are listed in kinship.said). Each step is
 proven from EXACTLY what it cites, not from everything cited before it:
 - a relation, kin or gender claim holds in every family its cited facts allow, with the cited steps' link claims
   as facts and their gender claims kept: facts.gender_models closes them (tree.close) once per assignment of the
@@ -22,7 +22,6 @@ proven from EXACTLY what it cites, not from everything cited before it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from helpers.puzzles.deduction.steps import Step, frozen
@@ -56,14 +55,7 @@ def _word_meanings() -> dict[str, tuple[str, str | None, str | None]]:
 WORDS = _word_meanings()
 
 
-@dataclass(frozen=True)
-class KinshipStep(Step):
-    """A blood-relation step: a Step that also cites earlier steps, whose claims it stands on."""
-
-    after: tuple[int, ...] = ()  # the earlier steps it cites (0-based numbers)
-
-
-def write_kinship(puzzle: dict, key: str) -> list[KinshipStep]:
+def write_kinship(puzzle: dict, key: str) -> list[Step]:
     """The family's own explanation of the key as Steps (its words, cited facts and steps, claims and conclusion);
     NoDeduction("key_not_explained") when the key names no one the facts reach."""
     if puzzle.get("kind") not in KINSHIP_KINDS:
@@ -72,7 +64,7 @@ def write_kinship(puzzle: dict, key: str) -> list[KinshipStep]:
         said = STEPS[puzzle["kind"]](puzzle, key)
     except (LookupError, StopIteration) as exc:
         raise NoDeduction("key_not_explained") from exc
-    return [KinshipStep(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text, after=s.after) for s in said]
+    return [Step(uses=s.uses, claims=s.claims, answer=s.answer, text=s.text, after=s.after) for s in said]
 
 
 def kinship_key(puzzle: dict) -> str:
@@ -332,8 +324,8 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
 
 
 def _cited_steps(step: Step) -> tuple[int, ...]:
-    """The earlier steps a step cites (a plain Step, e.g. one read back from a model's words, cites none)."""
-    return getattr(step, "after", ())
+    """The earlier steps a step cites."""
+    return step.after
 
 
 def _citation_problem(step: Step, at: int, n_facts: int) -> str | None:
