@@ -45,7 +45,9 @@ def run_benchmark(n_questions: int = 300, batch_size: int = 5, threads: int = 1)
     q_lat = timing.latency_summary([m["seconds"] for m in q_metas], timing.QUESTION_LIMIT_S)
     a_lat = timing.latency_summary([m["seconds"] for m in a_metas], timing.ANSWER_LIMIT_S)
     fallbacks = sum(m["source"] == "fallback" for m in a_metas)
-    return {"questions": q_lat, "answers": a_lat, "answer_fallbacks": fallbacks, "batch_size": batch_size,
+    explained = {k.split(":", 1)[1]: v for k, v in sorted(qagent.stats.items()) if k.startswith("explanation:")}
+    return {"questions": q_lat, "answers": a_lat, "answer_fallbacks": fallbacks, "explanations": explained,
+            "batch_size": batch_size,
             "threads": threads, "setup_s": round(setup, 2), "goals": GOALS,
             "goals_met": {"question_p99_s": q_lat["p99_s"] < GOALS["question_p99_s"],
                           "answer_p99_s": a_lat["p99_s"] < GOALS["answer_p99_s"]}}
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{lat['p99_share_of_limit']:>10.2%}{lat['margin_at_p99_s']:>10.3f}"
               f"{'met' if r['goals_met'][goal] else 'MISSED':>10}")
     print(f"answer fallbacks: {r['answer_fallbacks']}")
+    print("question explanations: " + ", ".join(f"{k} {v}" for k, v in r["explanations"].items()))
     return 0 if all(r["goals_met"].values()) else 1
 
 

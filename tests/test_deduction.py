@@ -188,6 +188,22 @@ def test_dropping_a_written_case_is_refused_with_the_split_named():
     assert dropped >= 3  # most steps fix something; some puzzles still need cases
 
 
+def test_a_writer_told_to_stop_stops_and_the_explanation_says_so():
+    """The Q-agent gives a deduction timing.EXPLAIN_S to be written: past it the writer stops between steps and the
+    question carries the solver's count instead, counted as no_time; with time, the same puzzle gets its deduction."""
+    asked = []
+
+    def give_up() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # the board is built and one step looked for, then time is up
+    with pytest.raises(board.NoDeduction, match="no_time"):
+        write(PUZZLE, "Eli", give_up)
+    assert len(asked) == 2
+    text, how = measure.explanation(PUZZLE, "Eli", within_s=0.0)
+    assert how == "count:no_deduction:no_time" and text and "step" not in text.lower()
+    assert measure.explanation(PUZZLE, "Eli", within_s=60.0)[1] == "deduction"
+
+
 def test_the_measure_counts_over_budget_puzzles(monkeypatch):
     assert measure.verdict(PUZZLE, "Eli")[0] == "ok"
     monkeypatch.setattr(measure, "LIMIT", 10)

@@ -165,7 +165,8 @@ class QuestionAgent:
         """Give the asked puzzle its checked deduction as the explanation where one is written in the time left and
         the question still passes the filter with it (deduction.explanation), else keep the solver's own text;
         counted by source ("explanation:deduction", "explanation:count:<why>", "explanation:links")."""
-        text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left())
+        text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left(),
+                                          within_s=timing.EXPLAIN_S)
         if how == "deduction" and not filters.check_question({**question, "explanation": text}, self.tokenizer).ok:
             how = "count:filter"
         elif how == "deduction":

@@ -14,6 +14,7 @@ one where the checker proves the step without them.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
@@ -119,7 +120,12 @@ class Citer:
         return self.cited(i, items + extra)
 
 
-def cite_steps(board: Board, steps: list[Step], key: str) -> list[Step]:
-    """Every step citing what it rests on (see the module's words); NoDeduction "uncited" when none is found."""
-    citer = Citer(board, steps, key)
-    return [citer.cite(i) for i in range(len(steps))]
+def cite_steps(board: Board, steps: list[Step], key: str, give_up: Callable[[], bool] | None = None) -> list[Step]:
+    """Every step citing what it rests on (see the module's words); NoDeduction "uncited" when none is found, "no_time"
+    when give_up() says stop (asked before each step)."""
+    citer, out = Citer(board, steps, key), []
+    for i in range(len(steps)):
+        if give_up is not None and give_up():
+            raise NoDeduction("no_time")
+        out.append(citer.cite(i))
+    return out

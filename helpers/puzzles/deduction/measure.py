@@ -25,19 +25,23 @@ def deduction_text(steps: list) -> str:
     return " ".join(s.text for s in steps)
 
 
-def verdict(puzzle: dict, key: str) -> tuple[str, str]:
+def verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str, str]:
     """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none (a
-    kinship family's deduction is its own explanation's steps, checked by check_kinship)."""
-    outcome, text, _ = timed_verdict(puzzle, key)
+    kinship family's deduction is its own explanation's steps, checked by check_kinship); a seating writer still
+    looking after within_s seconds stops ("no_deduction:no_time")."""
+    outcome, text, _ = timed_verdict(puzzle, key, within_s)
     return outcome, text
 
 
-def timed_verdict(puzzle: dict, key: str) -> tuple[str, str, dict]:
+def timed_verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str, str, dict]:
     """verdict, with the deduction's steps and the seconds spent writing it: {"steps": n, "write_s": s}."""
     kinship = puzzle["kind"] in KINSHIP_KINDS
     start = time.perf_counter()
     try:
-        steps = (write_kinship if kinship else write)(puzzle, key)
+        if kinship:
+            steps = write_kinship(puzzle, key)
+        else:
+            steps = write(puzzle, key, None if within_s is None else lambda: time.perf_counter() - start > within_s)
     except NoDeduction as exc:
         return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
     info = {"steps": len(steps), "write_s": time.perf_counter() - start}
@@ -47,17 +51,19 @@ def timed_verdict(puzzle: dict, key: str) -> tuple[str, str, dict]:
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text, info
 
 
-def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None) -> tuple[str, str]:
+def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None,
+                within_s: float | None = None) -> tuple[str, str]:
     """(the explanation a question carries, where it came from): the puzzle's checked deduction, under LIMIT words
     ("deduction"), else the solver's own text (catalogue.explain: a seating puzzle's count over every seating,
     "count:<why no deduction>", "count:error:<type>" when writing or checking raised; a blood-relation puzzle's
     unchecked chain of links, "links:<why>"). A seating deduction is tried only with at least WRITE_RESERVE_S left
-    (a big board can take a second or two on a busy CPU), else "count:no_time"."""
+    (a big board can take a second or two on a busy CPU), else "count:no_time", and its writer stops once it has
+    looked for within_s seconds ("count:no_deduction:no_time": the agents' timing.EXPLAIN_S)."""
     seating = puzzle["kind"] in SEATING
     if seating and seconds_left is not None and seconds_left < WRITE_RESERVE_S:
         return catalogue.explain(puzzle, key), "count:no_time"
     try:
-        outcome, text = verdict(puzzle, key)
+        outcome, text = verdict(puzzle, key, within_s)
     except Exception as exc:  # noqa: BLE001 - the question is proven already; its explanation may fall back, counted
         outcome, text = f"error:{type(exc).__name__}", ""
     if outcome == "ok" and len(text.split()) >= LIMIT:  # a record's explanation stays under it (catalogue.verify)

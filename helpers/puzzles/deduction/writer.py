@@ -12,6 +12,7 @@ earlier steps and premises it rests on), and the checker (deduction.checker) pro
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
@@ -113,10 +114,11 @@ def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: l
 class Writer:
     """Writes one deduction for a board, shortest of the splits it tries."""
 
-    def __init__(self, board: Board, key: str) -> None:
-        """The board and the key to conclude."""
+    def __init__(self, board: Board, key: str, give_up: Callable[[], bool] | None = None) -> None:
+        """The board, the key to conclude, and when to stop looking (NoDeduction "no_time" once give_up() says so)."""
         self.board, self.key = board, key
         self.every = board.mask(frozenset(range(len(board.masks))))
+        self.give_up = give_up or _never
 
     def words(self, steps: list[Step]) -> int:
         """The words of steps in text."""
@@ -129,6 +131,8 @@ class Writer:
         b, steps = self.board, list(steps or [])
         stated = stated if stated is not None else b.known(b.mask(cited) & case_mask)
         while len(steps) < MAX_STEPS:
+            if self.give_up():
+                raise NoDeduction("no_time")
             m = b.mask(cited) & case_mask
             unused = [c for c in range(len(b.masks)) if c not in cited]
             end = self.ending(m, unused, case, close, stated)
@@ -312,10 +316,16 @@ def answer_facts_only(puzzle: dict, steps: list[Step], key: str) -> list[Step]:
     return steps[:-2] + [replace(steps[-2], claims=kept), steps[-1]] if kept else steps
 
 
-def write(puzzle: dict, key: str) -> list[Step]:
-    """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found)."""
+def _never() -> bool:
+    """No time limit."""
+    return False
+
+
+def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None) -> list[Step]:
+    """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "no_time" when
+    give_up() said stop: it is asked between steps, once the board is built, and between citations)."""
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
-    writer = Writer(board, key)
+    writer = Writer(board, key, give_up)
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
     steps = writer.run(given, (), np.ones(len(board.table.rows), dtype=bool), 0, close=False,
                        stated=board.blank() if given else None, look=True)
@@ -323,5 +333,5 @@ def write(puzzle: dict, key: str) -> list[Step]:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
     steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
-    steps = cite_steps(board, steps, key)
+    steps = cite_steps(board, steps, key, writer.give_up)
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
