@@ -481,6 +481,43 @@ def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok,
     assert asked["who"] >= 1 and asked["relation"] >= 25, asked  # shares 0.15 / 0.85: 6 / 34 expected
 
 
+def test_a_family_and_level_too_long_for_the_tokenizer_is_not_asked_again(tok):
+    """Once most of FIT_BUILDS builds of a family and level were too long for this tokenizer, a question drawn there
+    starts at the highest level below that fits, or with a family of the topic that fits; each move is counted."""
+    kinds = ("seating_linear", "seating_circular")
+    agent = QuestionAgent(tok, {"Puzzles": [SEATING[1]]}, seed=3, levels=(1, 2, 3), kinds=kinds)
+    drawn = {"kind": "seating_linear", "level": 3, "form_q": 0.5}
+    assert agent._fitting(drawn, kinds) == drawn  # nothing seen yet
+    for too_long in (True, True, True, False):
+        agent._count_fit("seating_linear", 3, too_long)
+    assert agent._fitting(drawn, kinds) == {**drawn, "level": 2} and agent.stats["level_drop:remembered_to_2"] == 1
+    for level in (1, 2):
+        for _ in range(question_mod.FIT_BUILDS):
+            agent._count_fit("seating_linear", level, True)
+    assert agent._fitting(drawn, kinds) == {**drawn, "kind": "seating_circular", "level": 3}
+    assert agent.stats["kind_skip:too_long"] == 1
+    for level in (1, 2, 3):
+        for _ in range(question_mod.FIT_BUILDS):
+            agent._count_fit("seating_circular", level, True)
+    assert agent._fitting(drawn, kinds) == drawn  # nothing fits: the question's own level drop decides
+
+
+def test_a_family_too_long_at_its_shortest_gives_way_at_once(tok):
+    """A question whose family is too long even at level 1 for this tokenizer stops searching it (counted) and takes a
+    fast family in the time left, instead of building until its search time is gone."""
+    class WordyTokenizer:  # four tokens a character: no seating puzzle fits
+        def encode(self, text, add_special_tokens=True):
+            return list(range(4 * len(text)))
+    agent = QuestionAgent(WordyTokenizer(), TOPICS, seed=5, levels=(1,), kinds=("seating_square", "family"))
+    for _ in range(question_mod.FIT_BUILDS):
+        agent._count_fit("seating_square", 1, True)
+    agent._start_question()
+    t0 = time.perf_counter()
+    agent._puzzle(("seating_square", "family"), "A", SEATING[1], timing.Deadline(5.0))
+    assert agent.stats["reject:family_too_long"] + agent.stats["kind_skip:too_long"] >= 1, agent.stats
+    assert time.perf_counter() - t0 < 2.5  # never the whole half of the budget
+
+
 def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes_spread(tok, monkeypatch):
     """The hardest-of-4 pick compares candidates of one family and one level, drawn once per question, so the
     hardest family and level 3 are not asked every time: each question's kind and level are the agent's draws."""

@@ -33,6 +33,10 @@ LETTERS4 = "ABCD"
 # A fast family builds a puzzle in milliseconds: when the hard ones used the time, the fallback still gets this much
 # (the budget is a share of the organisers' limit, so this stays inside the limit).
 FAST_GRACE_S = 0.5
+# A family and level whose puzzles came out too long for this tokenizer more often than not, over at least this many
+# builds, is not asked again: the question starts at the highest level below that fits, or with another family of
+# the topic (a 2,048-token vocabulary spent ~40% of its builds on too-long puzzles, three a question before dropping).
+FIT_BUILDS = 4
 _TOPIC_IN_PROMPT = re.compile(r"topic\s*:\s*([^\n/]{2,80})/([^\n]{2,120}?)(?:\.\s|\.?\s*\n|\.?$)", re.IGNORECASE)
 
 
@@ -64,6 +68,7 @@ class QuestionAgent:
         self.puzzle_stats: dict = {}
         self._seen: set[str] = set()
         self._count = 0
+        self._fit: dict[tuple[str, int], list[int]] = {}  # (kind, level) -> [builds, too long for the filter]
 
     # ------------------------------------------------------------ schedules
     def next_letter(self) -> str:
@@ -93,8 +98,8 @@ class QuestionAgent:
         found = 0
         search = timing.Deadline(deadline.left() / 2)
         rng = self._question_rng
-        shape = {"kind": rng.choice(self._usable(kinds)), "level": rng.choice(list(self.levels)),
-                 "form_q": rng.random()}
+        shape = self._fitting({"kind": rng.choice(self._usable(kinds)), "level": rng.choice(list(self.levels)),
+                               "form_q": rng.random()}, kinds)
         while found < self.candidates and not search.passed():
             candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape)
             if candidate[0] is None:
@@ -112,6 +117,36 @@ class QuestionAgent:
         self._seen.add(dedupe_key(best[1]))
         self.stats["candidates_compared"] += found
         return best
+
+    def _fits(self, kind: str, level: int) -> bool:
+        """Whether this family and level's puzzles fit the filter's length for this tokenizer, as far as seen: fewer
+        than FIT_BUILDS builds, or at most half of them too long."""
+        builds, too_long = self._fit.get((kind, level), (0, 0))
+        return builds < FIT_BUILDS or 2 * too_long <= builds
+
+    def _fitting(self, shape: dict, kinds: Sequence[str]) -> dict:
+        """The question's drawn shape, moved to the highest level below that fits when its own does not, or to a
+        family of the topic that fits at the drawn level (or any level), counted; unchanged when nothing is known
+        to fit (the per-question level drop in _one_puzzle still applies)."""
+        kind, level = shape["kind"], shape["level"]
+        if self._fits(kind, level):
+            return shape
+        lower = [lv for lv in sorted(self.levels, reverse=True) if lv < level and self._fits(kind, lv)]
+        if lower:
+            self.stats[f"level_drop:remembered_to_{lower[0]}"] += 1
+            return {**shape, "level": lower[0]}
+        others = [(k, lv) for lv in sorted(self.levels, key=lambda lv: (lv != level, -lv))
+                  for k in self._usable(kinds) if self._fits(k, lv)]
+        if others:
+            self.stats["kind_skip:too_long"] += 1
+            return {**shape, "kind": others[0][0], "level": others[0][1]}
+        return shape
+
+    def _count_fit(self, kind: str, level: int, too_long: bool) -> None:
+        """One more build of this family and level seen by the filter."""
+        seen = self._fit.setdefault((kind, level), [0, 0])
+        seen[0] += 1
+        seen[1] += too_long
 
     def _usable(self, kinds: Sequence[str]) -> list[str]:
         """The topic's kinds this agent asks (all of them when it asks none)."""
@@ -147,6 +182,7 @@ class QuestionAgent:
                 continue
             question = filters.to_official_question(rec, label)
             result = filters.check_question(question, self.tokenizer)
+            self._count_fit(kind, level, result.reason == "question_too_long")
             if not result.ok:
                 self.stats[f"reject:filter:{result.reason}"] += 1
                 too_long += result.reason == "question_too_long"
@@ -157,6 +193,9 @@ class QuestionAgent:
                     levels = lower
                     if "level" in shape:
                         shape["level"] = levels[0]
+                    if levels[0] == min(puzzles.LEVELS) and not self._fits(kind, levels[0]):
+                        self.stats["reject:family_too_long"] += 1  # too long even at its shortest: another family
+                        break
                 continue
             return question, rec
         return None, None
