@@ -231,3 +231,33 @@ def key_offers(kind: str, level: int, n: int, seed: int = 28) -> dict[str, tuple
     keyed, offered = blind.key_counts(catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"o{i}",
                                                             form=WORD_KEYED[kind]) for i in range(n))
     return {w: (keyed[w], offered[w]) for w in offered if w != "Cannot be determined"}
+
+
+SEATING_NAME_FORMS = ("side", "at", "kth", "opposite", "who", "attr", "attr_near", "faces", "faces_rel", "nbr", "at_end",
+                      "at_pos")  # the seating forms whose options may be names (people or values)
+
+
+def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> tuple[float, float, float] | None:
+    """The raw rates seating.unnamed balances, over n builds of one seating family's form at one level (the caller
+    measures without unnamed_table: seating.unnamed.use({})): the share of name questions whose key is never
+    mentioned after the opening, the share of the others with an unmentioned wrong candidate, and the unnamed
+    strategy's mean chance on an unmentioned key (one in as many unmentioned options as there are, up to four).
+    None when the form asked no name question."""
+    rng, stats = random.Random(f"unnamed:{kind}:{level}:{form}:{seed}"), {}
+    named = keyed = others = other_seen = 0
+    hit = 0.0
+    for i in range(n):
+        rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"u{i}", form=form)
+        p, key = rec["puzzle"], rec["choices"][rec["answer"]]
+        group = p["groups"][p["question"][1]] if p["question"][0] == "attr" else p["people"]
+        if key not in group or not blind.names_of(group, rec["question"]):
+            continue
+        away = blind.unmentioned(group, rec["question"])
+        named += 1
+        if key in away:
+            keyed, hit = keyed + 1, hit + 1 / min(len(away), 4)
+        else:
+            other_seen, others = other_seen + 1, others + bool(away)
+    if not named:
+        return None
+    return round(keyed / named, 4), round(others / max(1, other_seen), 4), round(hit / max(1, keyed), 4)
