@@ -7,7 +7,7 @@ position-wise majority over coded expressions ("A # B @ C"), and one of the two 
 many sit between": its rank by value must be uniform too), and one of the two options closest to each other with
 names masked (a true statement with a twin of its kind beside two odd ones out), and a "Cannot be determined"-style
 option whenever one is offered. One strategy also reads the question's text: the one person (or value) among name
-options never mentioned after the opening sentence (the seating list), the one a solver places by elimination. The
+options never mentioned after the opening sentence (the seating list), whom a solver places by elimination. The
 usual-key strategy
 (play_usual_key) learns from other questions of the family which options are usually the key. The letter strategies
 see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current
@@ -196,11 +196,12 @@ def unmentioned(candidates: Sequence[str], question: str) -> set[str]:
 
 
 def unnamed_scores(options: Sequence[str], question: str) -> list[float]:
-    """1 for each option never mentioned after the question's opening sentence, when all four are names of the
-    question (else all 0, a guess). With one such option beside three mentioned people it bets on the one a solver
-    places by elimination."""
+    """1 for the one option never mentioned after the question's opening sentence, when all four are names of the
+    question and exactly one is unmentioned (else all 0, a guess): the person a solver places by elimination. (Two
+    unmentioned people could trade seats, so a seating key is unmentioned only when it is the only one: the seating
+    generators offer at most one unmentioned person.)"""
     away = unmentioned(options, question)
-    return [float(o in away) for o in options]
+    return [float(len(away) == 1 and o in away) for o in options]
 
 
 OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
@@ -352,7 +353,12 @@ def hit_chances(items: Sequence[str], rows: np.ndarray, unmentioned: Iterable[st
             "gender_pair": _chance(pairs.any(axis=-1) & one_pair[:, None]),
             "coded_majority": _chance(votes.astype(float)), "middle_number": _chance(middle.astype(float)),
             "undetermined": _chance(np.array([undetermined(o) for o in items], float)[rows]),
-            "unnamed": _chance(np.array([o in away for o in items], float)[rows])}
+            "unnamed": _chance(_the_one(np.array([o in away for o in items])[rows]))}
+
+
+def _the_one(flags: np.ndarray) -> np.ndarray:
+    """Per row of option flags, the flags where exactly one is set, else all False (as unnamed_scores reads them)."""
+    return (flags & (flags.sum(axis=1) == 1)[:, None]).astype(float)
 
 
 def calibrate(hits: np.ndarray, target: np.ndarray, base: np.ndarray) -> np.ndarray:

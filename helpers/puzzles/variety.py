@@ -237,15 +237,13 @@ SEATING_NAME_FORMS = ("side", "at", "kth", "opposite", "who", "attr", "attr_near
                       "at_pos")  # the seating forms whose options may be names (people or values)
 
 
-def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> tuple[float, float, float] | None:
+def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> tuple[float, float] | None:
     """The raw rates seating.unnamed balances, over n builds of one seating family's form at one level (the caller
     measures without unnamed_table: seating.unnamed.use({})): the share of name questions whose key is never
-    mentioned after the opening, the share of the others with an unmentioned wrong candidate, and the unnamed
-    strategy's mean chance on an unmentioned key (one in as many unmentioned options as there are, up to four).
-    None when the form asked no name question."""
+    mentioned after the opening, and the share of the others with an unmentioned wrong candidate. None when the form
+    asked no name question."""
     rng, stats = random.Random(f"unnamed:{kind}:{level}:{form}:{seed}"), {}
-    named = keyed = others = other_seen = 0
-    hit = 0.0
+    named = keyed = others = 0
     for i in range(n):
         rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"u{i}", form=form)
         p, key = rec["puzzle"], rec["choices"][rec["answer"]]
@@ -253,11 +251,7 @@ def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> t
         if key not in group or not blind.names_of(group, rec["question"]):
             continue
         away = blind.unmentioned(group, rec["question"])
-        named += 1
-        if key in away:
-            keyed, hit = keyed + 1, hit + 1 / min(len(away), 4)
-        else:
-            other_seen, others = other_seen + 1, others + bool(away)
+        named, keyed, others = named + 1, keyed + (key in away), others + bool(away and key not in away)
     if not named:
         return None
-    return round(keyed / named, 4), round(others / max(1, other_seen), 4), round(hit / max(1, keyed), 4)
+    return round(keyed / named, 4), round(others / max(1, named - keyed), 4)

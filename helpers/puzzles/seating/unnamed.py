@@ -1,16 +1,16 @@
 """The person no clue mentions: how the seating families keep the unnamed strategy (helpers.puzzles.blind) at chance.
 
 A sitter the clues never mention after the seating list is placed by elimination, and the clue search makes that
-person the key more often than a random sitter: a clue naming the key beside the asked person proves the answer on
-its own and is skipped. So where the four options are people (or attribute values) and one of them is never mentioned
-after the opening sentence, betting on it won 38% of such Q-agent questions. Two levers, from rates measured per
-family, level and question form on the builders' own puzzles (unnamed_table.py, rewritten by `python
-bench/bench_variety.py --unnamed`):
-- wrong options are drawn by blind.balanced with the unmentioned candidates flagged: beside an unmentioned key it
-  offers other unmentioned people, and beside a mentioned key an unmentioned one often enough (target) that the
-  strategy's hits on unmentioned keys are offset over the family's questions;
-- where unmentioned keys are too common to offset, a build whose key is unmentioned is kept only part of the time
-  (keep_chance; counted as "key_unnamed").
+person the key more often than a random sitter (a clue naming the key beside the asked person proves the answer on
+its own and is skipped). Two unmentioned people could trade seats, so an unmentioned key is the only unmentioned
+person, and betting on the one unmentioned option won 38% of the Q-agent questions that offered one. Two levers, from
+rates measured per family, level and question form on the builders' own puzzles (unnamed_table.py, rewritten by
+`python bench/bench_variety.py --unnamed`):
+- beside a mentioned key, one unmentioned person is offered as a wrong option often enough (target, through
+  blind.balanced) that the strategy's wins on unmentioned keys are given back; never two, which would say that the
+  key is one of the others;
+- where unmentioned keys are too common to give back, a build whose key is unmentioned is kept only part of the time
+  (keep chance; counted as "key_unnamed").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 from helpers.puzzles import blind
 from helpers.puzzles.seating import unnamed_table as table
 
-MIN_KEEP = 0.05  # an unmentioned key is never ruled out altogether (a family where no wrong option can offset it)
+MIN_KEEP = 0.05  # an unmentioned key is never ruled out altogether (a form where nothing can give its wins back)
 
 
 def use(rates: dict) -> None:
@@ -29,17 +29,15 @@ def use(rates: dict) -> None:
     table.RATES = rates
 
 
-def balance(key_unnamed: float, others_unnamed: float, key_hit: float) -> tuple[float, float]:
+def balance(key_unnamed: float, others_unnamed: float) -> tuple[float, float]:
     """(keep chance of an unmentioned key, the unnamed strategy's target beside a mentioned one) that make it pick the
-    key 1 time in 4, from the raw rates: key_unnamed, the share of name questions whose key is unmentioned;
-    others_unnamed, the share of the rest with an unmentioned wrong candidate; key_hit, the strategy's mean chance
-    on an unmentioned key (1 / the unmentioned options, balanced offering as many as there are, up to four)."""
-    excess = key_unnamed * (key_hit - 0.25)  # what unmentioned keys win over chance
+    key 1 time in 4 over a form's name questions, from their raw rates: key_unnamed, the share whose key is
+    unmentioned (the strategy's pick, a win); others_unnamed, the share of the rest with an unmentioned wrong
+    candidate (offered, a loss where the strategy would have guessed 1 in 4)."""
+    excess = key_unnamed * 0.75  # what unmentioned keys win over chance
     room = (1 - key_unnamed) * others_unnamed * 0.25  # what mentioned keys can give back (target 0 instead of 1/4)
-    if excess <= 0:
-        return 1.0, 0.25
     if excess <= room:
-        return 1.0, 0.25 - excess / ((1 - key_unnamed) * others_unnamed)
+        return 1.0, 0.25 - excess / ((1 - key_unnamed) * others_unnamed) if excess else 0.25
     return max(MIN_KEEP, room / excess), 0.0
 
 
@@ -51,15 +49,18 @@ def _rates(kind: str, level: int, form: str) -> tuple[float, float]:
 
 def keep(kind: str, level: int, form: str, key: str, away: set[str], rng: random.Random) -> bool:
     """Whether to keep a build whose options will be names: always when its key is mentioned after the opening (not
-    in `away`), else with the family's keep chance (one draw of rng only when it is below 1)."""
+    in `away`), else with the form's keep chance (one draw of rng only when it is below 1)."""
     chance = _rates(kind, level, form)[0] if key in away else 1.0
     return chance >= 1.0 or rng.random() < chance
 
 
 def distractors(key: str, pool: Sequence[str], question: str, rng: random.Random, *, kind: str, level: int,
                 form: str, weights: Mapping[str, float] | None = None) -> list[str]:
-    """Three wrong names from pool by blind.balanced, the candidates the question text leaves unmentioned after its
-    opening flagged, and the unnamed strategy's target set by the family's rates beside a mentioned key."""
+    """Three wrong names from pool by blind.balanced: the mentioned ones and, beside a mentioned key, one unmentioned
+    candidate drawn at random, flagged so that the unnamed strategy hits the key at the form's target."""
     away = blind.unmentioned([key, *pool], question)
+    pool = [p for p in pool if p not in away]
+    if away and key not in away:
+        pool.append(rng.choice(sorted(away)))
     target = {"unnamed": 0.25 if key in away else _rates(kind, level, form)[1]}
     return blind.balanced(key, pool, rng, target=target, weights=weights, unmentioned=away)
