@@ -137,15 +137,19 @@ def bets(records: list[dict], name: str) -> list[dict]:
 
 
 def test_no_strategy_beats_chance_on_the_q_agents_questions(q_agent_records):
-    """Every strategy over 600 Q-agent questions, and where it bets (the unnamed person is offered on ~1 in 6, "Cannot
-    be determined" on ~1 in 12): the longest option won 28.4% of 800 and the unnamed person 38% of 125 before the
-    generators flagged the unmentioned people to blind.balanced."""
+    """Every strategy over 600 Q-agent questions, and where it bets (the one unmentioned person is offered on ~1 in 6,
+    "Cannot be determined" on ~1 in 12): before the seating generators balanced the unmentioned person, betting on
+    that person won 38% of 125 such questions; and a seating question never offers two unmentioned people (only one
+    can be the key)."""
     recs = q_agent_records
     assert len(recs) >= 0.95 * len(Q_AGENT_SEEDS) * Q_AGENT_QUESTIONS
     rates = blind.play(recs, random.Random("q-agent"))
     tol = tolerance(len(recs))
     off = {name: round(rate, 3) for name, rate in rates.items() if abs(rate - 0.25) > tol}
     assert not off, f"Q-agent: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
+    seating = [r for r in recs if r["puzzle"]["kind"].startswith("seating_")]
+    several = [r["id"] for r in seating if len(blind.unmentioned(r["choices"], r["question"])) > 1]
+    assert not several, f"two unmentioned people among the options say the key is another: {several[:5]}"
     for name in ("unnamed", "undetermined"):
         asked = bets(recs, name)
         assert len(asked) >= MIN_BETS, (name, len(asked))

@@ -487,6 +487,9 @@ def build(rng: random.Random, names: list[str], *, circular: bool, level: int, s
         stats["key_unnamed"] = stats.get("key_unnamed", 0) + 1
         return None
     distractors = _distractors(question, truth, people, seat_of, circular, rank, rng, text=text, level=level, form=form)
+    if len(set(distractors) | {truth}) != 4:  # too few mentioned people to go with at most one unmentioned
+        stats["few_choices"] = stats.get("few_choices", 0) + 1
+        return None
     if len(render(puzzle)) + sum(len(c) + 3 for c in [truth, *distractors]) >= MAX_CHARS:
         stats["too_long"] = stats.get("too_long", 0) + 1
         return None

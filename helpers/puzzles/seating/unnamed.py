@@ -57,7 +57,8 @@ def keep(kind: str, level: int, form: str, key: str, away: set[str], rng: random
 def distractors(key: str, pool: Sequence[str], question: str, rng: random.Random, *, kind: str, level: int,
                 form: str, weights: Mapping[str, float] | None = None) -> list[str]:
     """Three wrong names from pool by blind.balanced: the mentioned ones and, beside a mentioned key, one unmentioned
-    candidate drawn at random, flagged so that the unnamed strategy hits the key at the form's target."""
+    candidate drawn at random, flagged so that the unnamed strategy hits the key at the form's target. Fewer than
+    three when the pool has too few mentioned people (the builder rejects the puzzle)."""
     away = blind.unmentioned([key, *pool], question)
     pool = [p for p in pool if p not in away]
     if away and key not in away:
