@@ -492,7 +492,9 @@ def _distractors(rng: random.Random, puzzle: dict, truth: str, rank: int, level:
         others = [t for t in where_texts(puzzle)[0 if not q[2] else 1:] if t != truth]
         return rng.sample(others, 3)
     others = _name_pool(puzzle, truth)
-    if len(others) < 3:
+    if len(others) < 3:  # a table of four: the asked person fills the place
+        if len(blind.unmentioned([truth, *others], render(puzzle))) > 1:
+            return others  # two unmentioned people would say the key is another: too few choices, rejected
         return (others + [q[-2] if q[0] in ("who", "attr") else None])[:3]
     return unnamed.distractors(truth, others, render(puzzle), rng, kind=puzzle["kind"], level=level, form=form)
 
