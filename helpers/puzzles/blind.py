@@ -8,11 +8,10 @@ many sit between": its rank by value must be uniform too), and one of the two op
 names masked (a true statement with a twin of its kind beside two odd ones out), and a "Cannot be determined"-style
 option whenever one is offered. One strategy also reads the question's text: the one person (or value) among name
 options never mentioned after the opening sentence (the seating list), whom a solver places by elimination. The
-usual-key strategy
-(play_usual_key) learns from other questions of the family which options are usually the key. The letter strategies
-see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current
-aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters()
-measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
+usual-key strategy (play_usual_key) learns from other questions of the family which options are usually the key. The
+letter strategies see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in
+the current aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and
+play_letters() measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
 side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4
 (the caller says which candidates the question's text leaves unmentioned).
 
@@ -330,13 +329,14 @@ def _chance(scores: np.ndarray) -> np.ndarray:
     return at_top[:, 0] / at_top.sum(axis=1)
 
 
-def hit_chances(items: Sequence[str], rows: np.ndarray, unmentioned: Iterable[str] = ()) -> dict[str, np.ndarray]:
+def hit_chances(items: Sequence[str], rows: np.ndarray,
+                unmentioned_names: Iterable[str] = ()) -> dict[str, np.ndarray]:
     """For each row of 4 indices into items (the key first), each calibrated strategy's chance of picking the key:
-    the same scores as OPTION_STRATEGIES and TEXT_STRATEGIES, computed for every candidate row at once. unmentioned:
-    the items the question's text leaves unmentioned after its opening (unmentioned(); given only where the options
-    are names of the question, as unnamed_scores requires)."""
+    the same scores as OPTION_STRATEGIES and TEXT_STRATEGIES, computed for every candidate row at once.
+    unmentioned_names: the items the question's text leaves unmentioned after its opening (unmentioned(); given only
+    where the options are names of the question, as unnamed_scores requires)."""
     t = _tables(items)
-    away = set(unmentioned)
+    away = set(unmentioned_names)
     grid = (rows[:, :, None], rows[:, None, :])
     pairs = t["pair"][grid]
     counts = t["same"][(slice(None),) + grid].sum(axis=-1)  # position x row x option: options sharing its token
@@ -431,12 +431,12 @@ def _share(spans: Sequence[tuple[float, float]]) -> float:
 
 def balanced(key: str, pool: Sequence[str], rng: random.Random, *, fixed: Sequence[str] = (),
              target: Mapping[str, float] | None = None, weights: Mapping[str, float] | None = None,
-             unmentioned: Iterable[str] = ()) -> list[str]:
+             unmentioned_names: Iterable[str] = ()) -> list[str]:
     """Three wrong options: `fixed` plus picks from `pool`, drawn so that each strategy picks the key with chance
     target[name] (default 1/4, chance) whatever the key looks like: the triple is drawn from calibrate() over every
     triple, from base weights (the product of weights[option], default 1: e.g. nearby relations preferred).
-    unmentioned: the key and candidates the question leaves unmentioned after its opening, where the options are
-    names (the unnamed strategy; see hit_chances).
+    unmentioned_names: the key and candidates the question leaves unmentioned after its opening, where the options
+    are names (the unnamed strategy; see hit_chances).
 
     Every candidate must already be proven wrong; fewer candidates than places give what there is.
     """
@@ -448,7 +448,7 @@ def balanced(key: str, pool: Sequence[str], rng: random.Random, *, fixed: Sequen
     items = [key, *fixed, *pool]
     triples = list(itertools.combinations(range(1 + len(fixed), len(items)), need))
     rows = np.array([[0, *range(1, 1 + len(fixed)), *t] for t in triples])
-    chances = hit_chances(items, rows, unmentioned)
+    chances = hit_chances(items, rows, unmentioned_names)
     names = list(CALIBRATED)
     goal = np.array([(target or {}).get(name, 0.25) for name in names])
     base = np.array([math.prod((weights or {}).get(items[i], 1.0) for i in t) for t in triples])

@@ -1,4 +1,5 @@
-"""How varied a family's questions read: sentence templates, openings, question forms, letter names and key ranks."""
+"""How varied a family's questions read: sentence templates, openings, question forms, letter names and key ranks;
+and the measured shares the blind-strategy tables are fitted from (kinship key shares, unmentioned seating keys)."""
 
 from __future__ import annotations
 
@@ -233,8 +234,9 @@ def key_offers(kind: str, level: int, n: int, seed: int = 28) -> dict[str, tuple
     return {w: (keyed[w], offered[w]) for w in offered if w != "Cannot be determined"}
 
 
-SEATING_NAME_FORMS = ("side", "at", "kth", "opposite", "who", "attr", "attr_near", "faces", "faces_rel", "nbr", "at_end",
-                      "at_pos")  # the seating forms whose options may be names (people or values)
+# The seating question forms whose options may be names (people or values).
+SEATING_NAME_FORMS = ("side", "at", "kth", "opposite", "who", "attr", "attr_near", "faces", "faces_rel", "nbr",
+                      "at_end", "at_pos")
 
 
 def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> tuple[float, float] | None:

@@ -614,7 +614,7 @@ def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random,
     if q[0] == "who":
         seen = list(dict.fromkeys(p for _, a, b in puzzle["facts"] for p in (a, b) if p not in (truth, q[2])))
         pool = [p for p in seen if gender[p] == ROLES[q[1]][2]]
-        return blind.balanced(truth, pool, rng, unmentioned=blind.unmentioned([truth, *pool], render(puzzle)))
+        return blind.balanced(truth, pool, rng, unmentioned_names=blind.unmentioned([truth, *pool], render(puzzle)))
     i = 0 if g == "m" else 1
     near = {TERMS[k][i]: 3.0 for k in NEAR[key]}  # nearby relations three times likelier, as in words.NEAR_WEIGHT
     pool = [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth]

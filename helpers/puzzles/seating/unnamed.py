@@ -64,4 +64,4 @@ def distractors(key: str, pool: Sequence[str], question: str, rng: random.Random
     if away and key not in away:
         pool.append(rng.choice(sorted(away)))
     target = {"unnamed": 0.25 if key in away else _rates(kind, level, form)[1]}
-    return blind.balanced(key, pool, rng, target=target, weights=weights, unmentioned=away)
+    return blind.balanced(key, pool, rng, target=target, weights=weights, unmentioned_names=away)
