@@ -3,7 +3,7 @@
 A sitter the clues never mention after the seating list is placed by elimination, and the clue search makes that
 person the key more often than a random sitter (a clue naming the key beside the asked person proves the answer on
 its own and is skipped). Two unmentioned people could trade seats, so an unmentioned key is the only unmentioned
-person, and betting on the one unmentioned option won 38% of the Q-agent questions that offered one. Two levers, from
+person, and betting on the one unmentioned option won 102 of 252 Q-agent questions that offered one. Two levers, from
 rates measured per family, level and question form on the builders' own puzzles (unnamed_table.py, rewritten by
 `python bench/bench_variety.py --unnamed`):
 - beside a mentioned key, one unmentioned person is offered as a wrong option often enough (target, through
