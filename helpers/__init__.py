@@ -13,7 +13,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
                      the organisers' kinds; on seating.text (words), seating.solver (on puzzles.csp), seating.world
-                     (the hidden world's truths); seating.parse (a text read back into its puzzle)),
+                     (the hidden world's truths); seating.parse (read back); seating.unnamed, seating.unnamed_table),
                      puzzles.kinship (kinship.tree: stated facts; kinship.kinds: kinship.pointing, kinship.coded,
                      kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
                      (how often a word is the key); kinship.said: steps as data; kinship.parse: a text read back),

@@ -556,7 +556,8 @@ def test_the_question_report_gives_the_measured_difficulty_mix(tok, tmp_path):
     report = question_mod.write_question_files(agent, qs, metas, tmp_path / "q.json", requested=8)
     mix = report["difficulty"]
     scores = [m["record"]["puzzle"]["work"]["score"] for m in metas]
-    assert mix["all"]["n"] == 8 and mix["all"]["mean"] == round(sum(scores) / 8, 2)
+    # the report sums family by family: the same mean to rounding (8.675 may round either way)
+    assert mix["all"]["n"] == 8 and mix["all"]["mean"] == pytest.approx(sum(scores) / 8, abs=0.0051)
     # a level under the agent's own only when questions came out too long for this tokenizer, and then counted
     below = {int(k.split("_")[-1]) for k in agent.stats if k.startswith("level_drop:to_")} - {2, 3}
     assert sum(v["n"] for v in mix["by_family"].values()) == 8 and set(mix["levels"]) <= {2, 3} | below

@@ -523,11 +523,16 @@ def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
             assert len(rec["explanation"].split()) < 100
 
 
+# The square table's levels 1 and 2 lie closest (6.8 and 7.5 over 40: most level-1 keys no clue mentions are rejected,
+# seating.unnamed, and those were the easier ones), so 16 puzzles can swap them: it takes 32.
+DIFFICULTY_SAMPLE = {"seating_square": 32}
+
+
 def test_measured_difficulty_rises_with_the_level_in_every_family():
     for kind in puzzles.KINDS:
         means = []
         for level in puzzles.LEVELS:
-            recs = puzzles.generate(16, seed=2, kinds=(kind,), levels=(level,))
+            recs = puzzles.generate(DIFFICULTY_SAMPLE.get(kind, 16), seed=2, kinds=(kind,), levels=(level,))
             assert all(r["puzzle"]["work"] == puzzles.measure(r["puzzle"]) for r in recs[:4])
             means.append(sum(r["puzzle"]["work"]["score"] for r in recs) / len(recs))
         assert means == sorted(means) and means[-1] > means[0], (kind, means)

@@ -122,7 +122,7 @@ def test_rejections_are_counted(generated):
     for (kind, level), (built, stats, attempts) in generated.items():
         assert sum(stats.values()) == attempts - len(built), (kind, level, stats)
         assert set(stats) <= {"too_long", "too_easy", "too_many_clues", "undetermined", "too_big", "no_question",
-                              "no_answer_in_world", "few_choices", "shape_unused"}, stats
+                              "no_answer_in_world", "few_choices", "shape_unused", "key_unnamed"}, stats
 
 
 def test_phrasings_vary(generated):

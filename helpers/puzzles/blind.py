@@ -5,12 +5,15 @@ option most similar to the other three, the longest, the shortest, the second sh
 key's rank by length must be uniform), one of a male/female counterpart pair ("Great-uncle | Great-aunt"), the
 position-wise majority over coded expressions ("A # B @ C"), and one of the two middle numbers of four counts ("how
 many sit between": its rank by value must be uniform too), and one of the two options closest to each other with
-names masked (a true statement with a twin of its kind beside two odd ones out). The usual-key strategy
-(play_usual_key) learns from other questions of the family which options are usually the key. The letter strategies
-see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in the current
-aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and play_letters()
-measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
-side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4.
+names masked (a true statement with a twin of its kind beside two odd ones out), and a "Cannot be determined"-style
+option whenever one is offered. One strategy also reads the question's text: the one person (or value) among name
+options never mentioned after the opening sentence (the seating list), whom a solver places by elimination. The
+usual-key strategy (play_usual_key) learns from other questions of the family which options are usually the key. The
+letter strategies see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in
+the current aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and
+play_letters() measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
+side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4
+(the caller says which candidates the question's text leaves unmentioned).
 
 No helpers import: the puzzle families import this module, so it imports none of them.
 """
@@ -29,7 +32,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 LETTERS = "ABCD"
-Scores = Callable[[Sequence[str]], list[float]]
+Scores = Callable[[Sequence[str]], list[float]]  # reads the options alone
+TextScores = Callable[[Sequence[str], str], list[float]]  # reads the options and the question's text
 
 # Male/female counterparts, lower case, swapped part by part ("Great-grandfather" -> "Great-grandmother",
 # "Father-in-law" -> "Mother-in-law"); the statements' "male"/"female" too, so "R is T's uncle" | "R is T's aunt" pair.
@@ -144,15 +148,80 @@ def closest_pair_scores(options: Sequence[str]) -> list[float]:
     return [max(similarity(b, c) for j, c in enumerate(bare) if j != i) for i, b in enumerate(bare)]
 
 
+# "Cannot be determined", "Can't be determined", "Cannot be said", "Data inadequate", "None of these" ...
+_UNDETERMINED = re.compile(r"\b(?:cannot|can ?not|can't) be (?:determined|said|known|found)|\bnot enough information"
+                           r"|\bdata (?:inadequate|insufficient)|\bnone of (?:these|the above)", re.IGNORECASE)
+
+
+def undetermined(option: str) -> bool:
+    """Whether an option says the clues settle nothing ("Cannot be determined") instead of naming an answer."""
+    return _UNDETERMINED.search(option) is not None
+
+
+def undetermined_scores(options: Sequence[str]) -> list[float]:
+    """1 for a "Cannot be determined"-style option, else 0: offered beside three answers, it is the key 1 time in 4
+    or it gives something away."""
+    return [float(undetermined(o)) for o in options]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_NAME_OPTION = re.compile(r"[A-Z][A-Za-z'-]*")
+
+
+def after_opening(question: str) -> str:
+    """The question's text after its opening sentence (the seating list or cast), "" when it has one sentence."""
+    parts = _SENTENCE_END.split(question, maxsplit=1)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _said_in(word: str, text: str) -> bool:
+    """Whether a word occurs in text as a whole word (case counts: "Tea" is not "tea")."""
+    return re.search(rf"(?<![\w'-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+def names_of(candidates: Iterable[str], question: str) -> bool:
+    """Whether every candidate is a name of the question: one capitalised word, said somewhere in its text."""
+    return all(_NAME_OPTION.fullmatch(c) and _said_in(c, question) for c in candidates)
+
+
+def unmentioned(candidates: Sequence[str], question: str) -> set[str]:
+    """The candidates the question never mentions after its opening sentence, when all are names of the question
+    (names_of); else none. These are the people a reader places by elimination, what the unnamed strategy bets on;
+    the generators pass them to balanced()."""
+    if not names_of(candidates, question):
+        return set()
+    rest = after_opening(question)
+    return {c for c in candidates if not _said_in(c, rest)}
+
+
+def unnamed_scores(options: Sequence[str], question: str) -> list[float]:
+    """1 for the one option never mentioned after the question's opening sentence, when all four are names of the
+    question and exactly one is unmentioned (else all 0, a guess): the person a solver places by elimination. (Two
+    unmentioned people could trade seats, so a seating key is unmentioned only when it is the only one: the seating
+    generators offer at most one unmentioned person.)"""
+    away = unmentioned(options, question)
+    return [float(len(away) == 1 and o in away) for o in options]
+
+
 OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
                                         "shortest": shortest_scores, "second_shortest": second_shortest_scores,
                                         "second_longest": second_longest_scores, "gender_pair": pair_scores,
-                                        "coded_majority": majority_scores, "middle_number": middle_scores}
+                                        "coded_majority": majority_scores, "middle_number": middle_scores,
+                                        "undetermined": undetermined_scores}
+TEXT_STRATEGIES: dict[str, TextScores] = {"unnamed": unnamed_scores}
+# The strategies balanced() calibrates (hit_chances computes each one's chance for every candidate triple).
+CALIBRATED = (*OPTION_STRATEGIES, *TEXT_STRATEGIES)
+
+
+def _options_only(scores: Scores) -> TextScores:
+    """An options-only strategy in the played form (options, question text), the text unread."""
+    return lambda options, question: scores(options)
 
 
 # Every strategy play() measures: the calibrated ones above, and the closest pair, which the builders of "which
 # statement is true" questions answer by their shape (two kinds of statement, two each) instead.
-PLAYED_STRATEGIES: dict[str, Scores] = {**OPTION_STRATEGIES, "closest_pair": closest_pair_scores}
+PLAYED_STRATEGIES: dict[str, TextScores] = {**{name: _options_only(f) for name, f in OPTION_STRATEGIES.items()},
+                                            **TEXT_STRATEGIES, "closest_pair": _options_only(closest_pair_scores)}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:
@@ -162,11 +231,12 @@ def pick(scores: Sequence[float], rng: random.Random) -> int:
 
 
 def play(records: Sequence[dict], rng: random.Random) -> dict[str, float]:
-    """Each option strategy's hit rate over records ({"choices", "answer": index})."""
+    """Each strategy's hit rate over records ({"question": text, "choices", "answer": index}; a record without a
+    question text gives the text strategies nothing to read)."""
     hits: Counter = Counter()
     for rec in records:
         for name, scores in PLAYED_STRATEGIES.items():
-            hits[name] += pick(scores(rec["choices"]), rng) == rec["answer"]
+            hits[name] += pick(scores(rec["choices"], rec.get("question", "")), rng) == rec["answer"]
     return {name: hits[name] / max(1, len(records)) for name in PLAYED_STRATEGIES}
 
 
@@ -259,10 +329,14 @@ def _chance(scores: np.ndarray) -> np.ndarray:
     return at_top[:, 0] / at_top.sum(axis=1)
 
 
-def hit_chances(items: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """For each row of 4 indices into items (the key first), each strategy's chance of picking the key: the same
-    scores as OPTION_STRATEGIES, computed for every candidate row at once."""
+def hit_chances(items: Sequence[str], rows: np.ndarray,
+                unmentioned_names: Iterable[str] = ()) -> dict[str, np.ndarray]:
+    """For each row of 4 indices into items (the key first), each calibrated strategy's chance of picking the key:
+    the same scores as OPTION_STRATEGIES and TEXT_STRATEGIES, computed for every candidate row at once.
+    unmentioned_names: the items the question's text leaves unmentioned after its opening (unmentioned(); given only
+    where the options are names of the question, as unnamed_scores requires)."""
     t = _tables(items)
+    away = set(unmentioned_names)
     grid = (rows[:, :, None], rows[:, None, :])
     pairs = t["pair"][grid]
     counts = t["same"][(slice(None),) + grid].sum(axis=-1)  # position x row x option: options sharing its token
@@ -277,7 +351,14 @@ def hit_chances(items: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]
             "shortest": _chance(-lengths), "second_shortest": _chance(-np.abs(lengths - by_length[:, [1]])),
             "second_longest": _chance(-np.abs(lengths - by_length[:, [2]])),
             "gender_pair": _chance(pairs.any(axis=-1) & one_pair[:, None]),
-            "coded_majority": _chance(votes.astype(float)), "middle_number": _chance(middle.astype(float))}
+            "coded_majority": _chance(votes.astype(float)), "middle_number": _chance(middle.astype(float)),
+            "undetermined": _chance(np.array([undetermined(o) for o in items], float)[rows]),
+            "unnamed": _chance(_the_one(np.array([o in away for o in items])[rows]))}
+
+
+def _the_one(flags: np.ndarray) -> np.ndarray:
+    """Per row of option flags, the flags where exactly one is set, else all False (as unnamed_scores reads them)."""
+    return (flags & (flags.sum(axis=1) == 1)[:, None]).astype(float)
 
 
 def calibrate(hits: np.ndarray, target: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -325,7 +406,7 @@ def vocabulary_targets(keys: Sequence[str], pool: Sequence[str]) -> dict[str, fl
     """Per strategy, the chance to give a key that can take it, so that with every one of `keys` equally likely the
     key (its distractors from the rest of `pool`) each strategy picks the key 1 time in 4: keys that cannot take
     their share (a short statement beside long ones is always the shortest) hand it to the others."""
-    spans: dict[str, list[tuple[float, float]]] = {name: [] for name in OPTION_STRATEGIES}
+    spans: dict[str, list[tuple[float, float]]] = {name: [] for name in CALIBRATED}
     for key in keys:
         items = [key] + spread([p for p in pool if p != key])
         rows = np.array([[0, *t] for t in itertools.combinations(range(1, len(items)), 3)])
@@ -349,10 +430,13 @@ def _share(spans: Sequence[tuple[float, float]]) -> float:
 
 
 def balanced(key: str, pool: Sequence[str], rng: random.Random, *, fixed: Sequence[str] = (),
-             target: Mapping[str, float] | None = None, weights: Mapping[str, float] | None = None) -> list[str]:
+             target: Mapping[str, float] | None = None, weights: Mapping[str, float] | None = None,
+             unmentioned_names: Iterable[str] = ()) -> list[str]:
     """Three wrong options: `fixed` plus picks from `pool`, drawn so that each strategy picks the key with chance
     target[name] (default 1/4, chance) whatever the key looks like: the triple is drawn from calibrate() over every
     triple, from base weights (the product of weights[option], default 1: e.g. nearby relations preferred).
+    unmentioned_names: the key and candidates the question leaves unmentioned after its opening, where the options
+    are names (the unnamed strategy; see hit_chances).
 
     Every candidate must already be proven wrong; fewer candidates than places give what there is.
     """
@@ -364,8 +448,8 @@ def balanced(key: str, pool: Sequence[str], rng: random.Random, *, fixed: Sequen
     items = [key, *fixed, *pool]
     triples = list(itertools.combinations(range(1 + len(fixed), len(items)), need))
     rows = np.array([[0, *range(1, 1 + len(fixed)), *t] for t in triples])
-    chances = hit_chances(items, rows)
-    names = list(OPTION_STRATEGIES)
+    chances = hit_chances(items, rows, unmentioned_names)
+    names = list(CALIBRATED)
     goal = np.array([(target or {}).get(name, 0.25) for name in names])
     base = np.array([math.prod((weights or {}).get(items[i], 1.0) for i in t) for t in triples])
     q = calibrate(np.stack([chances[name] for name in names], axis=1), goal, base)

@@ -1,4 +1,5 @@
-"""How varied a family's questions read: sentence templates, openings, question forms, letter names and key ranks."""
+"""How varied a family's questions read: sentence templates, openings, question forms, letter names and key ranks;
+and the measured shares the blind-strategy tables are fitted from (kinship key shares, unmentioned seating keys)."""
 
 from __future__ import annotations
 
@@ -231,3 +232,28 @@ def key_offers(kind: str, level: int, n: int, seed: int = 28) -> dict[str, tuple
     keyed, offered = blind.key_counts(catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"o{i}",
                                                             form=WORD_KEYED[kind]) for i in range(n))
     return {w: (keyed[w], offered[w]) for w in offered if w != "Cannot be determined"}
+
+
+# The seating question forms whose options may be names (people or values).
+SEATING_NAME_FORMS = ("side", "at", "kth", "opposite", "who", "attr", "attr_near", "faces", "faces_rel", "nbr",
+                      "at_end", "at_pos")
+
+
+def unnamed_rates(kind: str, level: int, form: str, n: int, seed: int = 29) -> tuple[float, float] | None:
+    """The raw rates seating.unnamed balances, over n builds of one seating family's form at one level (the caller
+    measures without unnamed_table: seating.unnamed.use({})): the share of name questions whose key is never
+    mentioned after the opening, and the share of the others with an unmentioned wrong candidate. None when the form
+    asked no name question."""
+    rng, stats = random.Random(f"unnamed:{kind}:{level}:{form}:{seed}"), {}
+    named = keyed = others = 0
+    for i in range(n):
+        rec = catalogue.make_puzzle(kind, level, i % 4, rng, stats, id=f"u{i}", form=form)
+        p, key = rec["puzzle"], rec["choices"][rec["answer"]]
+        group = p["groups"][p["question"][1]] if p["question"][0] == "attr" else p["people"]
+        if key not in group or not blind.names_of(group, rec["question"]):
+            continue
+        away = blind.unmentioned(group, rec["question"])
+        named, keyed, others = named + 1, keyed + (key in away), others + bool(away and key not in away)
+    if not named:
+        return None
+    return round(keyed / named, 4), round(others / max(1, named - keyed), 4)

@@ -38,8 +38,10 @@ CBD_SHARE = 0.25  # "Cannot be determined" keys 1 relation question in 4, as oft
 # A determined key's chance of being each blind rule's pick. CBD is always an option (the trap for a reader who infers
 # no gender) and always the longest; the other two are the opposite-gender word (the trap this kind tests) or another
 # relation's pair. A CBD key (1 in 4) comes with its own pair and is never the most similar nor the shortest, so a
-# determined key is each of those rules' pick 1 time in 3: 1 in 4 overall.
-DETERMINED_TARGET = {"most_similar": 1 / 3, "gender_pair": 1 / 3, "shortest": 1 / 3, "longest": 0.0}
+# determined key is each of those rules' pick 1 time in 3: 1 in 4 overall. The undetermined rule bets on CBD, the key
+# 1 time in 4 (CBD_SHARE, kept as often as the relation keys: key_shares.keep_chance).
+DETERMINED_TARGET = {"most_similar": 1 / 3, "gender_pair": 1 / 3, "shortest": 1 / 3, "longest": 0.0,
+                     "undetermined": 0.0}
 TRUE_KEYS = 8  # possible keys of a which-is-true question whose reach sets its rates (each costs ~3 ms)
 # none is a stated-facts intro (tree.INTROS): the reader tells the two families apart by it
 GENDER_INTROS = ("", "Among some relatives: ", "Of a family's members: ")

@@ -19,6 +19,7 @@ import functools
 import random
 from typing import Iterable, Mapping
 
+from helpers.puzzles import blind
 from helpers.puzzles.kinship import key_share_table as table
 
 FLOOR = 0.002  # a word the sample never keyed keeps this much weight: rarely a wrong option, never impossible
@@ -71,9 +72,20 @@ def flattened(kind: str, level: int, word: str) -> float:
 
 
 def keep_chance(kind: str, level: int, key: str) -> float:
-    """The chance a built puzzle keyed `key` is kept: 1 unless the word is keyed above its gender's cap."""
+    """The chance a built puzzle keyed `key` is kept: 1 unless the word is keyed above its gender's cap. A key that
+    names no relation ("Cannot be determined") is kept as often as the relation keys are on average, so cutting them
+    does not make it the key more often than its builder asks (family_gender level 1: 27% of kept questions, not 25)."""
+    if blind.undetermined(key):
+        return kept_share(kind, level)
     share = table.SHARES.get(kind, {}).get(level, {}).get(key, 0.0)
     return 1.0 if share <= 0 else flattened(kind, level, key) / share
+
+
+def kept_share(kind: str, level: int) -> float:
+    """The share of a family's relation keys at a level that flattening keeps (1 where no word is over its cap)."""
+    at = table.SHARES.get(kind, {}).get(level, {})
+    total = sum(at.values())
+    return 1.0 if total <= 0 else sum(flattened(kind, level, w) for w in at) / total
 
 
 def keep(kind: str, level: int, key: str, rng: random.Random) -> bool:

@@ -609,11 +609,13 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, level: int, stats
 def _distractors(puzzle: dict, truth: str, key: str, g: str, rng: random.Random, gender: dict[str, str],
                  level: int) -> list[str]:
     """Three wrong choices of the asked person's gender (a name shows it): relation words (nearby relations and every
-    other), or other people in the facts; picked by blind.balanced so that no option-only rule finds the key."""
+    other), or other people in the facts; picked by blind.balanced so that no blind rule finds the key (nor the
+    person first named in the opening fact and never again)."""
     q = puzzle["question"]
     if q[0] == "who":
         seen = list(dict.fromkeys(p for _, a, b in puzzle["facts"] for p in (a, b) if p not in (truth, q[2])))
-        return blind.balanced(truth, [p for p in seen if gender[p] == ROLES[q[1]][2]], rng)
+        pool = [p for p in seen if gender[p] == ROLES[q[1]][2]]
+        return blind.balanced(truth, pool, rng, unmentioned_names=blind.unmentioned([truth, *pool], render(puzzle)))
     i = 0 if g == "m" else 1
     near = {TERMS[k][i]: 3.0 for k in NEAR[key]}  # nearby relations three times likelier, as in words.NEAR_WEIGHT
     pool = [TERMS[k][i] for k in sorted(TERMS) if TERMS[k][i] != truth]

@@ -17,8 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from helpers.puzzles import csp
-from helpers.puzzles.seating import solver
+from helpers.puzzles import blind, csp
+from helpers.puzzles.seating import solver, unnamed
 from helpers.puzzles.seating.solver import Model
 from helpers.puzzles.seating.text import NO_ANSWER, cast, where_texts
 
@@ -481,7 +481,15 @@ def build(rng: random.Random, names: list[str], *, circular: bool, level: int, s
     puzzle.update(clues=clues, intro=rng.randrange(len(INTROS[(kind, facing)])),
                   phrasing=[rng.randrange(len(clue_variants(c))) for c in clues],
                   q_phrasing=rng.randrange(len(question_variants(question))))
-    distractors = _distractors(question, truth, people, seat_of, circular, rank, rng)
+    text = render(puzzle)
+    if not unnamed.keep(kind, level, form, truth, blind.unmentioned([truth, *_others(question, truth, people)], text),
+                        rng):
+        stats["key_unnamed"] = stats.get("key_unnamed", 0) + 1
+        return None
+    distractors = _distractors(question, truth, people, seat_of, circular, rank, rng, text=text, level=level, form=form)
+    if len(set(distractors) | {truth}) != 4:  # too few mentioned people to go with at most one unmentioned
+        stats["few_choices"] = stats.get("few_choices", 0) + 1
+        return None
     if len(render(puzzle)) + sum(len(c) + 3 for c in [truth, *distractors]) >= MAX_CHARS:
         stats["too_long"] = stats.get("too_long", 0) + 1
         return None
@@ -501,10 +509,16 @@ def _prune(chosen: list[tuple[list, np.ndarray]], codes: np.ndarray, rng: random
     return [c for c, _ in kept]
 
 
+def _others(question: list, truth: str, people: list[str]) -> list[str]:
+    """The people a person question may offer as wrong: all but the key and the person asked about."""
+    subject = question[1] if isinstance(question[1], str) else None
+    return [p for p in people if p not in (truth, subject)]
+
+
 def _distractors(question: list, truth: str, people: list[str], seat_of: list[int], circular: bool, rank: int,
-                 rng: random.Random) -> list[str]:
-    """Three wrong choices: the other counts of a run with the key at `rank`, or other people, preferring those
-    seated near the asked spot."""
+                 rng: random.Random, *, text: str, level: int, form: str) -> list[str]:
+    """Three wrong choices: the other counts of a run with the key at `rank`, or other people, those seated nearer
+    the key likelier, drawn by blind.balanced with the people the text leaves unmentioned flagged (seating.unnamed)."""
     n = len(people)
     if question[0] == "count_q":
         return [str(v) for v in count_options(int(truth), rank, n - 2) if str(v) != truth]
@@ -513,12 +527,10 @@ def _distractors(question: list, truth: str, people: list[str], seat_of: list[in
                          "question": shared_question(question)}
         texts = where_texts(shared_puzzle)[1 if circular else 0:]
         return rng.sample([t for t in texts if t != truth], 3)
-    subject = question[1] if isinstance(question[1], str) else None
-    others = [p for p in people if p not in (truth, subject)]
     t = seat_of[people.index(truth)]
     ring = (lambda s: min(abs(s - t), n - abs(s - t))) if circular else (lambda s: abs(s - t))
-    # half the time the nearest seats, otherwise random others: plausible without a pattern
-    spread = 1 if rng.random() < 0.5 else n
-    others.sort(key=lambda p: ring(seat_of[people.index(p)]) + rng.random() * spread)
-    return others[:3]
+    others = _others(question, truth, people)
+    near = {p: 1 / ring(seat_of[people.index(p)]) for p in others}  # plausible: a neighbour of the key twice as likely
+    return unnamed.distractors(truth, others, text, rng, kind="seating_circular" if circular else "seating_linear",
+                               level=level, form=form, weights=near)
 

@@ -48,13 +48,14 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from helpers.puzzles import csp
+from helpers.puzzles import blind, csp
 from helpers.puzzles.seating.text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, GROUPS, UNARY, LETTERS, group_of,
                                           members, cast, clue_variants, statement_texts, question_variants,
                                           intro_variants, render, where_texts)
 from helpers.puzzles.seating.classic import count_options
 from helpers.puzzles.seating.solver import Model, pin_seats, solve
 from helpers.puzzles.seating.solver import explain, opposite, possible_answers, work
+from helpers.puzzles.seating import unnamed
 from helpers.puzzles.seating.text import KINDS
 
 # the families' public face: what helpers.puzzles and the tests read from this module
@@ -477,9 +478,10 @@ def _uses_shape(puzzle: dict, clues: list[list]) -> bool:
     return any(t in shape for t in [c[0] for c in clues] + asked)
 
 
-def _distractors(rng: random.Random, puzzle: dict, truth: str, rank: int) -> list[str]:
+def _distractors(rng: random.Random, puzzle: dict, truth: str, rank: int, level: int, form: str) -> list[str]:
     """Three wrong choices; the answer is proven unique, so each is proven impossible. Counts: four consecutive
-    numbers with the key at `rank`."""
+    numbers with the key at `rank`; people and values by blind.balanced, those the text leaves unmentioned after the
+    seating list flagged (seating.unnamed)."""
     q, n = puzzle["question"], len(puzzle["people"])
     if q[0] == "statement":
         return [t for t in statement_texts(puzzle) if t != truth]
@@ -489,11 +491,21 @@ def _distractors(rng: random.Random, puzzle: dict, truth: str, rank: int) -> lis
     if q[0] == "where":  # any other seat: the key's seat is uniform, so no answer text is likelier than another
         others = [t for t in where_texts(puzzle)[0 if not q[2] else 1:] if t != truth]
         return rng.sample(others, 3)
+    others = _name_pool(puzzle, truth)
+    if len(others) < 3:  # a table of four: the asked person fills the place
+        if len(blind.unmentioned([truth, *others], render(puzzle))) > 1:
+            return others  # two unmentioned people would say the key is another: too few choices, rejected
+        return (others + [q[-2] if q[0] in ("who", "attr") else None])[:3]
+    return unnamed.distractors(truth, others, render(puzzle), rng, kind=puzzle["kind"], level=level, form=form)
+
+
+def _name_pool(puzzle: dict, truth: str) -> list[str]:
+    """A question's wrong people (or values, for a which-value question): the group's members but the key and the
+    person or value asked about."""
+    q = puzzle["question"]
     group = q[1] if q[0] == "attr" else "people"
     anchor = q[-2] if q[0] in ("who", "attr") else None
-    others = [t for t in members(puzzle, group) if t not in (truth, anchor)]
-    rng.shuffle(others)
-    return (others + [anchor])[:3]
+    return [t for t in members(puzzle, group) if t not in (truth, anchor)]
 
 
 def _renamed(value, mapping: dict):
@@ -618,7 +630,11 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     puzzle.update(clues=clues, phrasing=[rng.randrange(len(clue_variants(puzzle, c))) for c in clues],
                   intro=rng.randrange(len(intro_variants(puzzle))),
                   q_phrasing=rng.randrange(len(question_variants(puzzle))))
-    distractors = _distractors(rng, puzzle, truth, rank)
+    away = blind.unmentioned([truth, *_name_pool(puzzle, truth)], render(puzzle))
+    if not unnamed.keep(kind, level, form, truth, away, rng):
+        _bump(stats, "key_unnamed")
+        return None
+    distractors = _distractors(rng, puzzle, truth, rank, level, form)
     if len(set(distractors) | {truth}) != 4:
         _bump(stats, "few_choices")
         return None
