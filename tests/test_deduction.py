@@ -76,6 +76,20 @@ def test_a_step_may_cite_only_earlier_steps_of_its_own_case_or_one_around_it():
     assert any(p.startswith("step 4") and "cites step 2, which holds in another case" in p for p in problems)
 
 
+def test_either_way_needs_the_same_answer_in_every_cited_case():
+    """A conclusion citing the cases' conclusions holds only where they all gave its answer: "if Dee sits third, Dee;
+    otherwise Eli; either way, Eli" is refused, though each case step is true inside its case."""
+    dee3 = ("pos", "Dee", "west", 3)
+    steps = [Step(split=(dee3, ("not", dee3)), text="Dee sits third or not"),
+             Step(case=(dee3,), answer="Dee", text="if Dee sits third, Dee sits third"),
+             Step(uses=(0, 1, 2, 3), case=(("not", dee3),), answer="Eli", text="else, by clues 1-4, Eli"),
+             Step(after=(1, 2), answer="Eli", text="either way, Eli")]
+    problems = check(PUZZLE, steps)
+    assert problems == ["step 4 (either way, Eli): concludes 'Eli' but the case step 2 cites concluded 'Dee'"], problems
+    assert check(PUZZLE, steps[:3] + [replace(steps[3], after=(2,))])[0].startswith("step 4 (either way, Eli): "
+                                                                               "concludes 'Eli' but the arrangements")
+
+
 def test_once_leaping_steps_are_refused_now():
     """Each step credited to one clue, proven from every clue cited so far: step 5 ("by clue 4, Dee second from the
     right and Eli third") needs clues 1 and 4 and where Cy and Ben sit, which it does not cite."""

@@ -91,3 +91,20 @@ def test_a_families_first_link_reads_as_true_and_a_changed_link_as_false(kind):
     for puzzle, _, (_, who, of, word) in found:
         other = "grandson" if word != "grandson" else "uncle"  # another relation between the same two people
         assert reading.first_step(puzzle, f"{of}'s {other} is {who}.") == "invalid", (word, other)
+
+
+def test_three_premises_read_whole():
+    """ "Since A, B and C, by clue 2, ..." names three premises (the words join three with commas): all three read,
+    not the first alone with the rest left to the sentence."""
+    from helpers.puzzles.deduction.steps import premise_names
+    from helpers.puzzles.deduction.words import join, premise_text
+    rng = random.Random(3)
+    for i in range(60):
+        puzzle = puzzles.make_puzzle("seating_mixed_facing", 1 + i % 3, 0, rng, {}, id=f"p{i}")["puzzle"]
+        names = premise_names(puzzle)
+        if len(names) >= 3:
+            break
+    assert len(names) >= 3, names
+    names = names[:3]
+    sentence = f"Since {join([premise_text(puzzle, n) for n in names])}, by clue 1, something follows"
+    assert reading.read_premises(puzzle, sentence) == (tuple(names), "by clue 1, something follows")

@@ -116,8 +116,10 @@ class Proof:
             out.append(lambda cons: None if not _any(model, cons) else
                        f"closes a case that is not impossible: an arrangement {said} allow fits it")
         if step.answer is not None:
-            covered = self.facts(("not", concluded_case(steps[j])) for j in step.after
-                                 if concluded_case(steps[j]) is not None)
+            cases = [j for j in step.after if concluded_case(steps[j]) is not None]
+            out += [lambda cons, j=j: f"concludes '{step.answer}' but the case step {j + 1} cites concluded "
+                    f"'{steps[j].answer}'" for j in cases if steps[j].answer != step.answer]
+            covered = self.facts(("not", concluded_case(steps[j])) for j in cases)
             out.append(lambda cons: self.answer_problem(step, cons, covered, key, last, said))
         return out
 

@@ -119,7 +119,7 @@ def read_premises(puzzle: dict, sentence: str) -> tuple[tuple[str, ...], str]:
     if not sentence.lower().startswith("since ") or not table:
         return (), sentence
     rest = sentence[len("since "):]
-    for cut in (m.start() for m in re.finditer(", ", rest)):
+    for cut in sorted((m.start() for m in re.finditer(", ", rest)), reverse=True):  # "A, B and C, by clue 2, ..."
         names = read_clauses(rest[:cut], table)
         if names:
             return tuple(names), rest[cut + 2:]
