@@ -2,6 +2,7 @@
 true, a step altered to a false one reads as false, and what is not a deduction's sentence is not read at all."""
 
 import random
+import re
 
 import pytest
 
@@ -26,9 +27,25 @@ def _written(kind: str, level: int, n: int, seed: int = 11) -> list[tuple[dict, 
 
 @pytest.mark.parametrize("kind", COVERED)
 def test_the_writers_first_steps_read_back_as_true(kind):
-    found = [reading.first_step(p, text) for level in (1, 2, 3) for p, text in _written(kind, level, 6)]
-    assert len(found) >= 10  # most are written under the 100-word limit (a rectangle's and mixed facing's the fewest)
-    assert found.count("valid") == len(found), found
+    """Every first step reads back as true, but a block ("R, V and H sit together, going left") or a case, which the
+    reader leaves unreadable by design (a floor, never a guess in the model's favour)."""
+    written = [(p, text) for level in (1, 2, 3) for p, text in _written(kind, level, 6)]
+    assert len(written) >= 10  # most are written under the 100-word limit (a rectangle's and mixed facing's the fewest)
+    found = [(reading.first_step(p, text), _by_design_unreadable(text)) for p, text in written]
+    assert all(verdict == ("unreadable" if block else "valid") for verdict, block in found), found
+    assert sum(not block for _, block in found) >= 10, found
+
+
+def _by_design_unreadable(text: str) -> bool:
+    """Whether a deduction's first sentence is one the reader leaves unreadable: a block of three or more side by side,
+    or a case."""
+    first = reading.first_sentence(text)
+    return " sit together, " in first or first.lower().startswith("if ")
+
+
+# A link's side ("to U's left", "to the right of R"): turned round it is false, where a seat counted from one end of a
+# row may be the same seat counted from the other ("third from the right" of five).
+_LINK = re.compile(r"'s (left|right)\b|\b(left|right) of\b")
 
 
 def _swap(sentence: str) -> str:
@@ -39,8 +56,7 @@ def _swap(sentence: str) -> str:
 @pytest.mark.parametrize("kind", ("seating_linear", "seating_circular", "seating_attributes"))
 def test_a_first_step_turned_the_wrong_way_reads_as_false(kind):
     swapped = [(p, _swap(reading.first_sentence(t)) + ".") for lv in (1, 2) for p, t in _written(kind, lv, 8)
-               if " or " not in reading.first_sentence(t) and ("left" in reading.first_sentence(t)
-                                                               or "right" in reading.first_sentence(t))]
+               if " or " not in reading.first_sentence(t) and _LINK.search(reading.first_sentence(t))]
     assert len(swapped) >= 4
     verdicts = [reading.first_step(p, s) for p, s in swapped]
     assert verdicts.count("invalid") >= len(verdicts) - 1, list(zip([s for _, s in swapped], verdicts))
@@ -70,8 +86,8 @@ def test_what_is_not_a_deductions_sentence_is_not_read():
 
 
 def test_a_split_reads_as_one_claim_of_alternatives():
-    puzzle, text = next((p, t) for lv in (1, 2, 3) for p, t in _written("seating_linear", lv, 12)
-                        if " or " in reading.first_sentence(t))
+    puzzle, text = next((p, t) for seed in (11, 12, 13) for lv in (1, 2, 3)
+                        for p, t in _written("seating_linear", lv, 12, seed) if " or " in reading.first_sentence(t))
     step = reading.read_step(puzzle, reading.first_sentence(text))
     assert step is not None and step.claims[0][0] == "or" and len(step.claims[0]) >= 3
     assert reading.first_step(puzzle, text) == "valid"
