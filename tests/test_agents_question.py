@@ -503,19 +503,39 @@ def test_a_family_and_level_too_long_for_the_tokenizer_is_not_asked_again(tok):
 
 
 def test_a_family_too_long_at_its_shortest_gives_way_at_once(tok):
-    """A question whose family is too long even at level 1 for this tokenizer stops searching it (counted) and takes a
-    fast family in the time left, instead of building until its search time is gone."""
+    """A question whose family is too long even at level 1 for this tokenizer stops searching it (counted), so a fast
+    family of the topic can stand in with the time left, instead of building until its search time is gone; with no
+    fast family to stand in, it keeps searching."""
     class WordyTokenizer:  # four tokens a character: no seating puzzle fits
         def encode(self, text, add_special_tokens=True):
             return list(range(4 * len(text)))
     agent = QuestionAgent(WordyTokenizer(), TOPICS, seed=5, levels=(1,), kinds=("seating_square", "family"))
     for _ in range(question_mod.FIT_BUILDS):
         agent._count_fit("seating_square", 1, True)
+    shape = {"kind": "seating_square", "level": 1, "form_q": 0.5, "give_way": True}
     agent._start_question()
     t0 = time.perf_counter()
-    agent._puzzle(("seating_square", "family"), "A", SEATING[1], timing.Deadline(5.0))
-    assert agent.stats["reject:family_too_long"] + agent.stats["kind_skip:too_long"] >= 1, agent.stats
-    assert time.perf_counter() - t0 < 2.5  # never the whole half of the budget
+    assert agent._one_puzzle(["seating_square"], "A", SEATING[1], timing.Deadline(5.0), shape) == (None, None)
+    assert agent.stats["reject:family_too_long"] == 1 and time.perf_counter() - t0 < 2.5  # three builds, not 5 s
+    t0 = time.perf_counter()
+    assert agent._one_puzzle(["seating_square"], "A", SEATING[1], timing.Deadline(0.5),
+                             {**shape, "give_way": False}) == (None, None)
+    assert agent.stats["reject:family_too_long"] == 1 and time.perf_counter() - t0 >= 0.5  # searched to its deadline
+
+
+def test_a_search_over_several_families_goes_on_without_the_one_too_long(tok):
+    """The fast-family fallback searches several families: one too long for the tokenizer even at level 1 is left
+    out and the search goes on with the others, rather than ending the question."""
+    class SeatingHungryTokenizer:  # four tokens a character in a seating text, a quarter in any other
+        def encode(self, text, add_special_tokens=True):
+            return list(range(4 * len(text) if " sit" in text else len(text) // 4))
+    agent = QuestionAgent(SeatingHungryTokenizer(), TOPICS, seed=5, levels=(1,), kinds=("seating_linear", "family"))
+    for _ in range(question_mod.FIT_BUILDS):
+        agent._count_fit("seating_linear", 1, True)
+    agent._start_question()
+    question, rec = agent._one_puzzle(["seating_linear", "family"], "A", FAMILY[1], timing.Deadline(5.0),
+                                      {"form_q": 0.5})
+    assert question is not None and rec["puzzle"]["kind"] == "family", agent.stats
 
 
 def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes_spread(tok, monkeypatch):

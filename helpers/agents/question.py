@@ -100,6 +100,8 @@ class QuestionAgent:
         rng = self._question_rng
         shape = self._fitting({"kind": rng.choice(self._usable(kinds)), "level": rng.choice(list(self.levels)),
                                "form_q": rng.random()}, kinds)
+        # a family too long even at level 1 may give way at once only where a fast family of the topic can stand in
+        shape["give_way"] = any(k in puzzles.FAST_KINDS and k != shape["kind"] for k in kinds)
         while found < self.candidates and not search.passed():
             candidate = self._one_puzzle([shape["kind"]], letter_, label, search, shape)
             if candidate[0] is None:
@@ -135,11 +137,11 @@ class QuestionAgent:
         if lower:
             self.stats[f"level_drop:remembered_to_{lower[0]}"] += 1
             return {**shape, "level": lower[0]}
-        others = [(k, lv) for lv in sorted(self.levels, key=lambda lv: (lv != level, -lv))
-                  for k in self._usable(kinds) if self._fits(k, lv)]
-        if others:
-            self.stats["kind_skip:too_long"] += 1
-            return {**shape, "kind": others[0][0], "level": others[0][1]}
+        for lv in sorted(self.levels, key=lambda lv: (lv != level, -lv)):  # the drawn level first, then the highest
+            others = [k for k in self._usable(kinds) if k != kind and self._fits(k, lv)]
+            if others:
+                self.stats["kind_skip:too_long"] += 1
+                return {**shape, "kind": self._question_rng.choice(others), "level": lv}
         return shape
 
     def _count_fit(self, kind: str, level: int, too_long: bool) -> None:
@@ -194,8 +196,11 @@ class QuestionAgent:
                     if "level" in shape:
                         shape["level"] = levels[0]
                     if levels[0] == min(puzzles.LEVELS) and not self._fits(kind, levels[0]):
-                        self.stats["reject:family_too_long"] += 1  # too long even at its shortest: another family
-                        break
+                        if len(kinds) > 1:  # a fallback over several families: go on without this one
+                            kinds.remove(kind)
+                        elif shape.get("give_way"):  # too long even at its shortest: a fast family stands in
+                            self.stats["reject:family_too_long"] += 1
+                            break
                 continue
             return question, rec
         return None, None
