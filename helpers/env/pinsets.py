@@ -11,6 +11,7 @@ only: it runs before the kit, or even `packaging`, is installed.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -221,7 +222,7 @@ def setup_check(venv: Path, torch: str | None) -> tuple[int, str]:
         return 2, f"setup: REFUSED: {changed}"
     if p["ok"]:
         venv.mkdir(parents=True, exist_ok=True)
-        tmp = venv / (PLAN_FILE + ".tmp")
+        tmp = venv / f"{PLAN_FILE}.{os.getpid()}.tmp"  # two makes at once (CI's side-by-side tiers) never share one
         tmp.write_text(json.dumps(p, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         tmp.replace(venv / PLAN_FILE)
     return (0 if p["ok"] else 2), describe(p)
