@@ -120,13 +120,14 @@ class WordTokenizer:
 @pytest.fixture(scope="module")
 def q_agent_records() -> list[dict]:
     """The Q-agent's questions as it asks them (one kind, level and form drawn per question, topics weighting the
-    families), as records; the explanation, written after the options are fixed, is left out to save time."""
+    families), as records; the explanation, written after the options are fixed, is left out to save time, and the
+    time limit is generous so that a busy CPU never swaps a slow family for a fast one and changes the sample."""
     topics = topics_mod.read_topics(ROOT / "data" / "topics.json")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(QuestionAgent, "_explain", lambda self, question, rec, deadline: None)
         metas = []
         for seed in Q_AGENT_SEEDS:
-            metas += QuestionAgent(WordTokenizer(), topics, seed=seed).generate(Q_AGENT_QUESTIONS)[1]
+            metas += QuestionAgent(WordTokenizer(), topics, seed=seed, time_limit_s=60.0).generate(Q_AGENT_QUESTIONS)[1]
     return [m["record"] for m in metas if m.get("record")]
 
 
