@@ -19,8 +19,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      (how often a word is the key); kinship.said: steps as data; kinship.parse: a text read back),
                      puzzles.blind (what options give away), puzzles.names, puzzles.variety, puzzles.deduction
                      (deduction.steps, deduction.checker, deduction.citing, deduction.board, deduction.layouts,
-                     deduction.writer, deduction.words, deduction.kinship, deduction.measure, deduction.reading):
-                     proven puzzles
+                     deduction.writer, deduction.words, deduction.kinship, deduction.measure, deduction.reading)
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)
     03/04/05 train   train (train.run: the chunk loop; train.adapter: base + adapter; train.state: what a run

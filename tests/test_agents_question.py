@@ -105,14 +105,20 @@ def test_letters_are_drawn_independently_balanced_in_expectation(tok):
 UNHURRIED_S = 600.0
 
 
-def test_same_seed_same_questions(tok):
+@pytest.fixture
+def unhurried_explanations(monkeypatch):
+    """No deduction cut by its time allowance (timing.EXPLAIN_S), so that two runs write the same explanations."""
+    monkeypatch.setattr(timing, "EXPLAIN_S", UNHURRIED_S)
+
+
+def test_same_seed_same_questions(tok, unhurried_explanations):
     a, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(12)
     b, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(12)
     c, _ = QuestionAgent(tok, TOPICS, seed=12, time_limit_s=UNHURRIED_S).generate(12)
     assert a == b and a != c
 
 
-def test_a_question_that_runs_out_of_time_changes_no_other_question(tok, monkeypatch):
+def test_a_question_that_runs_out_of_time_changes_no_other_question(tok, monkeypatch, unhurried_explanations):
     """On a busy CPU one question's search may stop early and draw less: the questions after it stay the same."""
     monkeypatch.setattr(question_mod, "FAST_GRACE_S", UNHURRIED_S)  # the squeezed one's fallback still gets its puzzle
     calm, _ = QuestionAgent(tok, TOPICS, seed=11, time_limit_s=UNHURRIED_S).generate(8)
