@@ -11,9 +11,9 @@ options never mentioned after the opening sentence (the seating list), whom a so
 usual-key strategy (play_usual_key) learns from other questions of the family which options are usually the key. The
 letter strategies see only the keys' letters in the order a Q-agent asks them: always A, and a letter not yet used in
 the current aligned block of four. On questions that give nothing away each scores chance, 1 in 4; play() and
-play_letters() measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the generators'
-side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1 time in 4
-(the caller says which candidates the question's text leaves unmentioned).
+play_letters() measure that (tests/test_blind_strategies.py holds every family and level to it). balanced() is the
+generators' side: it picks three wrong options among provably wrong candidates so that each strategy finds the key 1
+time in 4 (the caller says which candidates the question's text leaves unmentioned).
 
 No helpers import: the puzzle families import this module, so it imports none of them.
 """

@@ -26,8 +26,9 @@ from helpers.puzzles.deduction.steps import Step, concluded_case, established, f
 class Citer:
     """The citations of one deduction's steps, on its board."""
 
-    def __init__(self, board: Board, steps: list[Step], key: str) -> None:
-        """The board, the steps as written (each citing the clues it applies) and the key they conclude."""
+    def __init__(self, board: Board, steps: list[Step]) -> None:
+        """The board and the steps as written (each citing the clues it applies); the key they conclude is the
+        board's one answer."""
         self.board, self.steps = board, steps
         every = board.mask(frozenset(range(len(board.masks))))
         self.key_mask = board.codes == np.unique(board.codes[every])[0]
@@ -120,10 +121,10 @@ class Citer:
         return self.cited(i, items + extra)
 
 
-def cite_steps(board: Board, steps: list[Step], key: str, give_up: Callable[[], bool] | None = None) -> list[Step]:
+def cite_steps(board: Board, steps: list[Step], give_up: Callable[[], bool] | None = None) -> list[Step]:
     """Every step citing what it rests on (see the module's words); NoDeduction "uncited" when none is found, "no_time"
     when give_up() says stop (asked before each step)."""
-    citer, out = Citer(board, steps, key), []
+    citer, out = Citer(board, steps), []
     for i in range(len(steps)):
         if give_up is not None and give_up():
             raise NoDeduction("no_time")

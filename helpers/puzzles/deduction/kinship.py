@@ -323,18 +323,13 @@ def check_kinship(puzzle: dict, steps: list[Step], key: str | None = None) -> li
     return _steps_problems(puzzle, steps, key, families, needed)
 
 
-def _cited_steps(step: Step) -> tuple[int, ...]:
-    """The earlier steps a step cites."""
-    return step.after
-
-
 def _citation_problem(step: Step, at: int, n_facts: int) -> str | None:
     """Why a step's citations cannot be read: a fact the puzzle does not have, or a step that is not an earlier
     one (None when they can)."""
     if any(not isinstance(u, int) or not 0 <= u < n_facts for u in step.uses):
         return f"cites a fact the puzzle does not have ({_numbered('fact', step.uses)}; it states {n_facts})"
-    if any(not isinstance(a, int) or not 0 <= a < at for a in _cited_steps(step)):
-        return f"cites a step that is not an earlier one ({_numbered('step', _cited_steps(step))})"
+    if any(not isinstance(a, int) or not 0 <= a < at for a in step.after):
+        return f"cites a step that is not an earlier one ({_numbered('step', step.after)})"
     return None
 
 
@@ -347,7 +342,7 @@ def _steps_problems(puzzle: dict, steps: list[Step], key: str, families: _Famili
         if problem := _citation_problem(step, i, len(families.facts)):
             out.append(f"{where}: {problem}")
             continue
-        after = tuple(_cited_steps(step))
+        after = tuple(step.after)
         cited = Cited(frozenset(step.uses), after, tuple(_as_claim(c) for a in after for c in steps[a].claims))
         out += [f"{where}: {p}" for p in _step_problems(puzzle, step, key, families, cited, readings)]
         claimed |= {_as_claim(c) for c in step.claims}

@@ -333,5 +333,5 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None) -> 
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
     steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
-    steps = cite_steps(board, steps, key, writer.give_up)
+    steps = cite_steps(board, steps, writer.give_up)
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
