@@ -13,6 +13,7 @@ from helpers.puzzles import deduction
 from helpers.puzzles.deduction import Step, check, write
 from helpers.puzzles.deduction import measure
 from helpers.puzzles.deduction import board
+from helpers.puzzles.deduction.layouts import LAYOUTS, LayoutBoard
 from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN
 from helpers.puzzles.deduction.__main__ import main
 from helpers.puzzles.seating import classic
@@ -168,6 +169,44 @@ def test_the_writer_explains_the_crafted_puzzle_case_by_case():
     assert check(PUZZLE, steps) == [] and steps[-1].answer == "Eli"
     assert text.endswith("So Eli sits third from the left.") and "clue 1" in text and "Cy" in text, text
     assert len(text.split()) <= measure.LIMIT
+
+
+# Two gaps that fix Pavel only together: "By clues 2 and 3, Pavel sits second to Ming's right" would ask the reader
+# to try both sides of Ming in their head.
+TWO_GAPS = {"kind": "seating_linear", "people": ["Harry", "Ming", "Pavel", "Reza", "Tom", "Vivek", "Kemal"],
+            "facing": "centre", "clues": [["kth_right", "Tom", "Ming", 3], ["gap", "Pavel", "Vivek", 1],
+                                          ["gap", "Ming", "Pavel", 1]], "question": ["left_q", "Vivek"]}
+
+
+def test_two_clues_that_fix_something_only_together_are_written_as_cases():
+    steps = write(TWO_GAPS, "Tom")
+    assert check(TWO_GAPS, steps) == [] and any(s.split for s in steps), [s.text for s in steps]
+    assert all(len(s.uses) <= 1 or s.closes for s in steps), [s.text for s in steps]
+    assert any(s.case and s.closes for s in steps), [s.text for s in steps]  # the other side of Ming, closed
+
+
+def test_the_checker_still_proves_a_step_citing_two_clues():  # the writer no longer writes one; a model may
+    both = Step(uses=(0, 2), claims=(("pos", "Cy", "east", 1),), text="by clues 1 and 3, Cy sits at the right end")
+    assert check(PUZZLE, [both, Step(uses=(0, 1, 3), after=(0,), answer="Eli")]) == []
+
+
+@pytest.mark.parametrize("kind", deduction.KINDS)
+def test_each_written_step_applies_one_clue_to_what_was_said_before(kind):
+    """No step combines clues: each cites at most the one clue it applies (and the earlier steps whose words it
+    uses), but a case closed by two clues that cannot both hold; a board too big to list is built with its first
+    clues, and the checker may add them to any step (docs/deductions.md, What remains)."""
+    written = 0
+    for rec in measure.records(kind, 3, 4, seed=41):
+        try:
+            steps = write(rec["puzzle"], rec["choices"][rec["answer"]])
+        except deduction.NoDeduction:
+            continue
+        written += 1
+        if any(len(s.uses) > 1 and not s.closes for s in steps):  # the clues a big board was built with may join
+            built = set((LayoutBoard if kind in LAYOUTS else board.Board)(rec["puzzle"]).given)
+            combined = [s.text for s in steps if len(set(s.uses) - built) > 1 and not s.closes]
+            assert not combined, combined
+    assert written >= 2
 
 
 PER_COMBO = 8  # catalogue puzzles per family x level (~50 ms each at level 3 on one core)

@@ -44,7 +44,9 @@ def test_written_layout_deductions_pass_the_checker_and_conclude_the_key(kind, l
         assert check(rec["puzzle"], steps, key) == [], measure.deduction_text(steps)
         assert steps[-1].answer == key and not steps[-1].case
         outcomes.append("ok" if len(measure.deduction_text(steps).split()) <= measure.LIMIT else "over_budget")
-    assert outcomes.count("ok") >= PER_COMBO // 2, outcomes  # most are written and short enough
+    # most are written and short enough; at level 3 a third: each step applies one clue to what was said, so the
+    # case splits a big board needs are written out (docs/deductions.md, Case splits written as cases)
+    assert outcomes.count("ok") >= PER_COMBO // (2 if level < 3 else 3), outcomes
 
 
 @pytest.mark.parametrize("kind", ("seating_parallel_rows", "seating_row_facing"))

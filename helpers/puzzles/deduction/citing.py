@@ -1,11 +1,12 @@
 """What each written step cites: a small set of the clues, earlier steps and premises it rests on, so the checker
 proves it from exactly those (deduction.checker) and a reader can follow it.
 
-Found greedily on the board's seatings (deduction.board): start from the clues the step applies and its case; while
-some seating they allow breaks the step (a claim false there, a seating in none of a split's cases, a seating left in
-a case it closes, another answer), add the earlier step or clue that rules out most such seatings (the earlier steps whose
-case holds where the step works, a tie going to the latest; the clues the deduction has cited by then); then drop
-any the others make unneeded. Every seating the board lists meets the set-up's premises and the clues a board too
+Found on the board's seatings (deduction.board): start from the clues the step applies and its case; while some
+seating they allow breaks the step (a claim false there, a seating in none of a split's cases, a seating left in a
+case it closes, another answer), add the latest earlier step that rules out any such seating (of the steps whose case
+holds where the step works: what was said just before is what a reader has in mind), else the first such clue the
+deduction has cited by then; then drop any the others make unneeded, the earliest first. The writer (deduction.writer)
+rests each step on what earlier steps said and its own clues, so a clue is rarely needed. Every seating the board lists meets the set-up's premises and the clues a board too
 big to list was built with (Board.given), so the board cannot tell whether a step needs them: for a puzzle with
 either, the checker proves the step from what was found, and where it cannot, they are added and then dropped one by
 one where the checker proves the step without them.
@@ -65,8 +66,8 @@ class Citer:
         return out & self.key_mask if step.answer is not None else out
 
     def options(self, i: int) -> list[tuple]:
-        """What step i may cite besides the clues it applies: the earlier steps whose case holds where it works,
-        latest first, then the clues cited by then (a tie goes to the latest step: what was said, not re-read)."""
+        """What step i may cite besides the clues it applies, in the order tried: the earlier steps whose case holds
+        where it works, latest first, then the clues cited by then."""
         pinned = set(self.steps[i].uses)
         clues = sorted({u for s in self.steps[:i + 1] for u in s.uses} - pinned)
         return [("step", j) for j in reversed(range(i)) if citable(self.steps, j, i)] + [("clue", u) for u in clues]
@@ -78,15 +79,13 @@ class Citer:
         for u in step.uses:
             base = base & self.board.masks[u]
         good, chosen, m = self.good(step), [], base
-        options = self.options(i)
         while (bad := np.nonzero(m & ~good)[0]).size:
-            left = [o for o in options if o not in chosen]
-            scored = [(int(np.count_nonzero(self.mask(o)[bad])), k) for k, o in enumerate(left)]
-            best = min(scored, default=(bad.size, -1))
-            if best[0] == bad.size:
+            pick = next((o for o in self.options(i) if o not in chosen
+                         and np.count_nonzero(self.mask(o)[bad]) < bad.size), None)
+            if pick is None:
                 raise NoDeduction("uncited")
-            chosen.append(left[best[1]])
-            m = m & self.mask(left[best[1]])
+            chosen.append(pick)
+            m = m & self.mask(pick)
         for o in reversed(list(chosen)):
             rest = base
             for other in chosen:

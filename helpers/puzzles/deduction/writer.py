@@ -1,8 +1,13 @@
 """The deduction writer of every seating family but the kinship ones: greedy, as a person solves one. Apply the
-clue that fixes most (a seat, a facing, or a link between two people or attribute values), state what it fixes;
-when no clue fixes anything, split on the smallest open choice a clue leaves (a token's seat, a pair's distance, the
-question's answer), close each failing case by the clue that kills it, state what the surviving case fixes, and
-conclude with the key.
+clue that fixes most (a seat, a facing, or a link between two people or attribute values) to what the steps before
+have said, state what it fixes; when no clue fixes anything, split on the smallest open choice a clue leaves (a
+token's seat, a pair's distance, the question's answer), close each failing case by the clue that kills it, state
+what the surviving case fixes, and conclude with the key.
+
+A step rests on what earlier steps said (and its case), never on a clue cited earlier but not said in full: a
+clue's unsaid part ("N and U are not neighbours") is applied again by a later step that names it. Two clues that fix
+something only together are not one step (that is a case split a reader would have to do in their head): the
+writer splits instead, and writes each case.
 
 The board (deduction.board: the classic kinds, the round table with attributes, the rectangle; deduction.layouts:
 the square table, two rows, mixed facing at a table and in a row) lists every seating (at most MAX_WORLDS), so a
@@ -59,11 +64,6 @@ def _links(board: Board, before: Known, after: Known, prefer: list[int]) -> list
     return facts
 
 
-def own(steps: list[Step]) -> frozenset:
-    """The clues a context's steps have cited."""
-    return frozenset(u for s in steps for u in s.uses)
-
-
 def _gain(board: Board, before: Known, m: np.ndarray) -> int:
     """How much a set of seatings fixes beyond `before`: two points a newly placed person, one a new link."""
     after = board.known(m)
@@ -112,69 +112,91 @@ def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: l
 
 
 class Writer:
-    """Writes one deduction for a board, shortest of the splits it tries."""
+    """Writes one deduction for a board, shortest of the splits it tries. A step rests only on what the steps before
+    it said (in its case) and the clues it applies itself: `said` is the seatings everything said so far allows, never
+    the clues cited earlier, so a step cannot lean on a clue's unsaid part (that is a case split, and it is written as
+    one)."""
 
     def __init__(self, board: Board, key: str, give_up: Callable[[], bool] | None = None) -> None:
         """The board, the key to conclude, and when to stop looking (NoDeduction "no_time" once give_up() says so)."""
         self.board, self.key = board, key
         self.every = board.mask(frozenset(range(len(board.masks))))
+        self.clues = list(range(len(board.masks)))
+        self.held: dict = {}
         self.give_up = give_up or _never
+
+    def narrowed(self, said: np.ndarray, claims: tuple) -> np.ndarray:
+        """The seatings of `said` where every claim holds (each claim's seatings cached)."""
+        for f in claims:
+            if f not in self.held:
+                self.held[f] = self.board.holds(f)
+            said = said & self.held[f]
+        return said
 
     def words(self, steps: list[Step]) -> int:
         """The words of steps in text."""
         return sum(len(t.split()) for t in step_texts(self.board.puzzle, steps))
 
-    def run(self, cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int, close: bool,
+    def run(self, said: np.ndarray, case: tuple, case_mask: np.ndarray, depth: int, close: bool,
             stated: Known | None = None, steps: list[Step] | None = None, look: bool = False) -> list[Step]:
-        """Steps (after `steps`, if given) from the clues cited so far to the case's end: closed (close=True) or the
-        answer fixed; with look, the first split is chosen by the length of everything after it."""
+        """Steps (after `steps`, if given) from what is said to the case's end: closed (close=True) or the answer
+        fixed; with look, the first split is chosen by the length of everything after it."""
         b, steps = self.board, list(steps or [])
-        stated = stated if stated is not None else b.known(b.mask(cited) & case_mask)
+        stated = stated if stated is not None else b.known(said & case_mask)
         while len(steps) < MAX_STEPS:
             if self.give_up():
                 raise NoDeduction("no_time")
-            m = b.mask(cited) & case_mask
-            unused = [c for c in range(len(b.masks)) if c not in cited]
-            end = self.ending(m, unused, case, close, stated)
-            from_cases = bool(steps) and len(steps[-1].case) > len(case)  # right after this context's cases
-            if end is not None and (close or (from_cases and steps[-1].answer is not None)):
+            m = said & case_mask
+            end = self.ending(m, case, close, stated)
+            if end is not None and close:
                 return steps + [end]
-            facts = new_facts(b, stated, b.known(m), [])  # what the cases (or clues cited in them) now fix
+            now = b.known(m)
+            facts = new_facts(b, stated, now, [])  # what the case (or a case survived) fixes with what is said
             if facts and not (end is not None and self.says_answer(facts)):
                 steps.append(Step(claims=tuple(facts), case=case))
-                stated = b.known(m)
+                stated = now
                 continue
             if end is not None:
                 return steps + [end]
-            best = max(unused, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
-            if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
-                after = b.known(m & b.masks[best])
-                steps.append(Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case))
-                cited, stated = cited | {best}, after
-                continue
-            kill = [(x, y) for i, x in enumerate(unused) for y in unused[i + 1:]
-                    if close and not (m & b.masks[x] & b.masks[y]).any()]
-            if kill:  # "clues 2 and 4 cannot both hold"
-                return steps + [Step(uses=kill[0], case=case, closes=True)]
-            pair = self.pair(m, unused, stated)  # two clues that fix something together ("By clues 1 and 3, ...")
-            if pair:
-                after = b.known(m & b.masks[pair[0]] & b.masks[pair[1]])
-                steps.append(Step(uses=pair, claims=self.fixed(stated, after, b.named(pair[0]) + b.named(pair[1])),
-                                  case=case))
-                cited, stated = cited | set(pair), after
+            applied = self.apply(m, stated, close, case)
+            if applied is not None:
+                step, after = applied
+                steps.append(step)
+                if step.closes:
+                    return steps
+                said, stated = self.narrowed(said, step.claims), after
                 continue
             if depth >= MAX_DEPTH:
                 raise NoDeduction("too_deep")
             if look:
-                return self.look_ahead(steps, cited, case, case_mask, unused, stated, depth, close)
-            branch, after_cases, survivor = self.split(cited, case, case_mask, unused, stated, depth)
+                return self.look_ahead(steps, said, case, case_mask, stated, depth, close)
+            branch, survivor = self.split(said, case, case_mask, stated, depth)
             steps += branch
             if survivor is None:
-                cited = after_cases
-                continue
-            cited, case_mask = cited | own(branch[:1]), case_mask & survivor
-            stated = self.survive(steps, cited, case, case_mask, stated)
+                return steps + [self.after_cases(case, close)]
+            case_mask = case_mask & survivor
+            stated = self.survive(steps, said, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
+
+    def apply(self, m: np.ndarray, stated: Known, close: bool, case: tuple) -> tuple[Step, Known] | None:
+        """The next step applying a clue to what is said, and what is known after it: the clue that fixes most, or
+        two that cannot both hold (closing a case); None when none does. Two clues that fix something only
+        together are not one step: what they fix needs a case split, and the writer splits."""
+        b = self.board
+        best = max(self.clues, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
+        if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
+            after = b.known(m & b.masks[best])
+            return Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case), after
+        kill = [(x, y) for i, x in enumerate(self.clues) for y in self.clues[i + 1:]
+                if close and not (m & b.masks[x] & b.masks[y]).any()]
+        if kill:  # "clues 2 and 4 cannot both hold"
+            return Step(uses=kill[0], case=case, closes=True), stated
+        return None
+
+    def after_cases(self, case: tuple, close: bool) -> Step:
+        """The step after a split none of whose cases survives alone: its case closes (every case closed), or the
+        answer holds either way (each surviving case concluded it)."""
+        return Step(case=case, closes=True) if close else Step(case=case, answer=self.key)
 
     def fixed(self, stated: Known, after: Known, prefer: list[int]) -> tuple:
         """What a clue fixes beyond `stated`, linking from the tokens it names when that says something, else in
@@ -184,35 +206,28 @@ class Writer:
             raise NoDeduction("nothing_to_say")
         return tuple(facts)
 
-    def survive(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, stated: Known) -> Known:
-        """One case survived: say what it fixes with the clues cited up to the split (appended to steps; the others
-        are closed, so it holds outright) and return what is known from there."""
+    def survive(self, steps: list[Step], said: np.ndarray, case: tuple, case_mask: np.ndarray,
+                stated: Known) -> Known:
+        """One case survived: say what it fixes with what is said (appended to steps; the others are closed, so it
+        holds outright) and return what is known from there."""
         b = self.board
-        after = b.known(b.mask(cited) & case_mask)
+        after = b.known(said & case_mask)
         if (facts := new_facts(b, stated, after, [])) and not self.says_answer(facts):
             steps.append(Step(claims=tuple(facts), case=case))
         return after
 
-    def pair(self, m: np.ndarray, unused: list[int], stated: Known) -> tuple[int, int] | None:
-        """The two unused clues that together fix most (when no single clue fixes anything), or None."""
-        b = self.board
-        scored = [(_gain(b, stated, m & b.masks[x] & b.masks[y]), -x, -y) for i, x in enumerate(unused)
-                  for y in unused[i + 1:] if (m & b.masks[x] & b.masks[y]).any()]
-        best = max(scored, default=(0, 0, 0))
-        return (-best[1], -best[2]) if best[0] > 0 else None
-
-    def ending(self, m: np.ndarray, unused: list[int], case: tuple, close: bool, stated: Known) -> Step | None:
-        """The step that ends a context, if one can: a clue killing a failing case, or the answer fixed (by the
-        clues so far, or by one more clue that fixes nothing else)."""
+    def ending(self, m: np.ndarray, case: tuple, close: bool, stated: Known) -> Step | None:
+        """The step that ends a context, if one can: a clue killing a failing case, or the answer fixed (by what is
+        said, or by one more clue that fixes nothing else)."""
         b = self.board
         if close:
             if not m.any():
                 return Step(case=case, closes=True)
-            kill = [c for c in unused if not (m & b.masks[c]).any()]
+            kill = [c for c in self.clues if not (m & b.masks[c]).any()]
             return Step(uses=(kill[0],), case=case, closes=True) if kill else None
         if b.answer_fixed(m):
             return Step(case=case, answer=self.key)
-        done = [c for c in unused if b.answer_fixed(m & b.masks[c])]
+        done = [c for c in self.clues if b.answer_fixed(m & b.masks[c])]
         if done and not new_facts(b, stated, b.known(m & b.masks[done[0]]), b.named(done[0])):
             return Step(uses=(done[0],), case=case, answer=self.key)
         return None
@@ -222,23 +237,20 @@ class Writer:
         said = claims_text(self.board.puzzle, tuple(facts)).lower()
         return said == answer_text(self.board.puzzle, self.key).lower()
 
-    def options(self, cited: frozenset, case_mask: np.ndarray, unused: list[int], stated: Known,
-                depth: int) -> list[tuple]:
+    def options(self, said: np.ndarray, case_mask: np.ndarray, stated: Known, depth: int) -> list[tuple]:
         """The splits tried at a depth: the question's own answer, and the smallest few others."""
-        m = self.board.mask(cited) & case_mask
-        return _answer_splits(self.board, m, case_mask, unused) + _splits(self.board, m, case_mask, unused,
-                                                                          stated)[:TRIES[depth]]
+        m = said & case_mask
+        return _answer_splits(self.board, m, case_mask, self.clues) + _splits(self.board, m, case_mask, self.clues,
+                                                                              stated)[:TRIES[depth]]
 
-    def look_ahead(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, unused: list[int],
-                   stated: Known, depth: int, close: bool) -> list[Step]:
+    def look_ahead(self, steps: list[Step], said: np.ndarray, case: tuple, case_mask: np.ndarray, stated: Known,
+                   depth: int, close: bool) -> list[Step]:
         """Steps, then the split whose cases and everything after them read shortest, and all of that."""
         best = None
-        for _, _, c, facts, masks in self.options(cited, case_mask, unused, stated, depth):
+        for _, _, c, facts, masks in self.options(said, case_mask, stated, depth):
             try:
-                branch, after_cases, survivor = self.cases(cited | ({c} if c is not None else set()), case, c, facts,
-                                                           masks, depth)
-                whole = self.resume(steps + branch, cited, case, case_mask, depth, close, stated, after_cases,
-                                    survivor)
+                branch, survivor = self.cases(said, case, c, facts, masks, depth)
+                whole = self.resume(steps + branch, said, case, case_mask, depth, close, stated, survivor)
             except NoDeduction:
                 continue
             if best is None or self.words(whole) < self.words(best):
@@ -247,24 +259,23 @@ class Writer:
             raise NoDeduction("no_split")
         return best
 
-    def resume(self, steps: list[Step], cited: frozenset, case: tuple, case_mask: np.ndarray, depth: int,
-               close: bool, stated: Known, after_cases: frozenset, survivor: np.ndarray | None) -> list[Step]:
+    def resume(self, steps: list[Step], said: np.ndarray, case: tuple, case_mask: np.ndarray, depth: int,
+               close: bool, stated: Known, survivor: np.ndarray | None) -> list[Step]:
         """The context's steps so far (ending with a split's cases) and the rest of it, worked greedily."""
         if survivor is None:
-            return self.run(after_cases, case, case_mask, depth, close, stated, steps)
-        split_step = next(s for s in reversed(steps) if s.split and s.case == case)
-        cited, case_mask, steps = cited | set(split_step.uses), case_mask & survivor, list(steps)
-        stated = self.survive(steps, cited, case, case_mask, stated)
-        return self.run(cited, case, case_mask, depth, close, stated, steps)
+            return steps + [self.after_cases(case, close)]
+        case_mask, steps = case_mask & survivor, list(steps)
+        stated = self.survive(steps, said, case, case_mask, stated)
+        return self.run(said, case, case_mask, depth, close, stated, steps)
 
-    def split(self, cited: frozenset, case: tuple, case_mask: np.ndarray, unused: list[int], stated: Known,
-              depth: int) -> tuple[list[Step], frozenset, np.ndarray | None]:
+    def split(self, said: np.ndarray, case: tuple, case_mask: np.ndarray, stated: Known,
+              depth: int) -> tuple[list[Step], np.ndarray | None]:
         """The shortest of the tried case splits: the split step, then each case's steps (failing cases first);
-        with the clues cited by then and the one surviving case's mask (None when several survive)."""
+        with the one surviving case's mask (None when several survive, or none)."""
         best = None
-        for size, _, c, facts, masks in self.options(cited, case_mask, unused, stated, depth):
+        for size, _, c, facts, masks in self.options(said, case_mask, stated, depth):
             try:
-                tried = self.cases(cited | ({c} if c is not None else set()), case, c, facts, masks, depth)
+                tried = self.cases(said, case, c, facts, masks, depth)
             except NoDeduction:
                 continue
             if best is None or self.words(tried[0]) < self.words(best[0]):
@@ -273,20 +284,17 @@ class Writer:
             raise NoDeduction("no_split")
         return best
 
-    def cases(self, cited: frozenset, case: tuple, c: int | None, facts: list, masks: list,
-              depth: int) -> tuple[list[Step], frozenset, np.ndarray | None]:
+    def cases(self, said: np.ndarray, case: tuple, c: int | None, facts: list, masks: list,
+              depth: int) -> tuple[list[Step], np.ndarray | None]:
         """A split's step and its cases' steps: failing ones closed, surviving ones (if more than one) answered;
-        the clues cited by then and the one surviving case's mask, if one."""
+        and the one surviving case's mask, if one. Each case starts from what is said at the split and its fact."""
         steps = [Step(uses=(c,) if c is not None else (), case=case, split=tuple(facts))]
         alive = [(m & self.every).any() for m in masks]
         order = [i for i in range(len(facts)) if not alive[i]]
         order += [i for i in range(len(facts)) if alive[i]] if sum(alive) > 1 else []
-        at_split, now = cited, cited
-        for i in order:  # each case is worked out from the clues cited at the split
-            branch = self.run(at_split, case + (facts[i],), masks[i], depth + 1, close=not alive[i])
-            steps += branch
-            now = now | own(branch)
-        return steps, now, masks[alive.index(True)] if sum(alive) == 1 else None
+        for i in order:
+            steps += self.run(said, case + (facts[i],), masks[i], depth + 1, close=not alive[i])
+        return steps, masks[alive.index(True)] if sum(alive) == 1 else None
 
 
 def said_once(writer: Writer, steps: list[Step]) -> list[Step]:
@@ -327,8 +335,8 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None) -> 
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
     writer = Writer(board, key, give_up)
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
-    steps = writer.run(given, (), np.ones(len(board.table.rows), dtype=bool), 0, close=False,
-                       stated=board.blank() if given else None, look=True)
+    every = np.ones(len(board.table.rows), dtype=bool)
+    steps = writer.run(every, (), every, 0, close=False, stated=board.blank() if given else None, look=True)
     if given:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
