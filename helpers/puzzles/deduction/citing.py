@@ -3,13 +3,14 @@ proves it from exactly those (deduction.checker) and a reader can follow it.
 
 Found on the board's seatings (deduction.board): start from the clues the step applies and its case; while some
 seating they allow breaks the step (a claim false there, a seating in none of a split's cases, a seating left in a
-case it closes, another answer), add the latest earlier step that rules out any such seating (of the steps whose case
-holds where the step works: what was said just before is what a reader has in mind), else the first such clue the
-deduction has cited by then; then drop any the others make unneeded, the earliest first. The writer (deduction.writer)
-rests each step on what earlier steps said and its own clues, so a clue is rarely needed. Every seating the board lists meets the set-up's premises and the clues a board too
-big to list was built with (Board.given), so the board cannot tell whether a step needs them: for a puzzle with
-either, the checker proves the step from what was found, and where it cannot, they are added and then dropped one by
-one where the checker proves the step without them.
+case it closes, another answer), add the latest earlier step that rules out any such seating (of the steps whose
+case holds where the step works: what was said just before is what a reader has in mind), else the first such clue
+the deduction has cited by then; then drop any the others make unneeded, the earliest first. The writer
+(deduction.writer) rests each step on what earlier steps said and its own clues, so a clue is rarely needed. Every
+seating the board lists meets the set-up's premises and the clues a board too big to list was built with
+(Board.given), so the board cannot tell whether a step needs them: for a puzzle with either, the checker proves the
+step from what was found, and where it cannot, they are added and then dropped one by one where the checker proves
+the step without them.
 """
 
 from __future__ import annotations
