@@ -79,9 +79,9 @@ class Citer:
         base = self.holds(step.case)
         for u in step.uses:
             base = base & self.board.masks[u]
-        good, chosen, m = self.good(step), [], base
+        good, chosen, m, options = self.good(step), [], base, self.options(i)
         while (bad := np.nonzero(m & ~good)[0]).size:
-            pick = next((o for o in self.options(i) if o not in chosen
+            pick = next((o for o in options if o not in chosen
                          and np.count_nonzero(self.mask(o)[bad]) < bad.size), None)
             if pick is None:
                 raise NoDeduction("uncited")

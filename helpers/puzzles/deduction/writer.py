@@ -71,11 +71,11 @@ def _gain(board: Board, before: Known, m: np.ndarray) -> int:
     return placed + len(new_facts(board, before, after, []))
 
 
-def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int], before: Known) -> list[tuple]:
+def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, clues: list[int], before: Known) -> list[tuple]:
     """Candidate case splits (size, clue or None, facts, each case's mask with its outer cases but no clue),
     smallest first: a person's open positions or a pair's open distances once a clue is applied."""
     out = []
-    for c in [*unused, None]:
+    for c in [*clues, None]:
         mc = m & board.masks[c] if c is not None else m
         if not mc.any():
             continue
@@ -96,11 +96,11 @@ def _splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int
     return sorted(out, key=lambda s: (s[0], s[1]))
 
 
-def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, unused: list[int]) -> list[tuple]:
+def _answer_splits(board: Board, m: np.ndarray, case_mask: np.ndarray, clues: list[int]) -> list[tuple]:
     """Case splits over the question's own answer (who sits there, how many between), once a clue is applied:
     every answer but the key is then closed by the clue it breaks."""
     out = []
-    for c in [None, *unused]:
+    for c in [None, *clues]:
         mc = m & board.masks[c] if c is not None else m
         vals = np.unique(board.codes[mc]).tolist()
         if len(vals) > 1 and min(vals) >= 0:
@@ -183,8 +183,9 @@ class Writer:
         two that cannot both hold (closing a case); None when none does. Two clues that fix something only
         together are not one step: what they fix needs a case split, and the writer splits."""
         b = self.board
-        best = max(self.clues, key=lambda c: (_gain(b, stated, m & b.masks[c]), -c), default=None)
-        if best is not None and _gain(b, stated, m & b.masks[best]) > 0:
+        gains = {c: _gain(b, stated, m & b.masks[c]) for c in self.clues}
+        best = max(self.clues, key=lambda c: (gains[c], -c), default=None)
+        if best is not None and gains[best] > 0:
             after = b.known(m & b.masks[best])
             return Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case), after
         kill = [(x, y) for i, x in enumerate(self.clues) for y in self.clues[i + 1:]
