@@ -97,6 +97,8 @@ RULE_CASES = [
      ({"unsloth": {"unmet": ["transformers 4.51.3 (Unsloth wants >=4.52.4)", "trl 0.19.0 (Unsloth wants !=0.19.0)"]}},
       {}),
      ({"unsloth": {"unmet": ["transformers 4.51.3 (Unsloth wants >=4.52.4)"]}}, {"use_unsloth": False})),
+    ("unsloth_needs_bitsandbytes", ({"packages": {"bitsandbytes": None}}, {}),
+     ({"packages": {"bitsandbytes": None}}, {"use_unsloth": False})),
     ("accelerator_stack_changed",
      ({"stack": {"changes": ["torch was 2.5.1+rocm6.2, now 2.9.0: pip replaced this box's build. Fix: ..."]}}, {}),
      ({"stack": {"changes": []}}, {})),

@@ -37,6 +37,12 @@ def test_plan_installs_nothing_the_box_owns():
     assert "0.44.1 is outside" in box["bitsandbytes"].line and "not installed" in box["xformers"].line
 
 
+def test_plan_says_a_missing_bitsandbytes_stops_unsloths_loads_without_blocking_the_install():
+    p = stack.plan(REQS, {k: v for k, v in ROCM_BOX.items() if k != "bitsandbytes"}, PINS)
+    line = next(f.line for f in p.box if f.name == "bitsandbytes")
+    assert "not installed" in line and "loads no model" in line and not p.blockers
+
+
 def test_plan_blocks_on_a_torch_or_triton_unsloth_cannot_use():
     p = stack.plan(REQS, {**ROCM_BOX, "torch": "2.16.0+rocm7.1"}, PINS)
     assert [f.name for f in p.blockers] == ["torch"] and "torch" not in p.install
@@ -55,8 +61,9 @@ def test_requirements_of_both_wheels_are_merged():
 
 
 def test_unmet_ignores_optional_box_packages_but_not_triton():
-    """bitsandbytes 0.44.1 only turns 4-bit off (Unsloth imports it in a try): the plan notes it, the env check does
-    not rule Unsloth out for it (else make setup-gpu, which never moves it, would be the fix in a loop)."""
+    """bitsandbytes 0.44.1 only turns 4-bit off: the plan notes it, the env check does not rule Unsloth out for it
+    (else make setup-gpu, which never moves it, would be the fix in a loop). Missing altogether, it stops every
+    Unsloth load: the env check's own rule (unsloth_needs_bitsandbytes) says so and names the box's build."""
     assert stack.unmet(REQS, ROCM_BOX) == ["transformers 5.23.0 (Unsloth wants <=5.17.0,>=4.52.4)",
                                             "trl 1.16.0 (Unsloth wants !=0.19.0,<=1.15.0)", "tyro not installed "
                                             "(Unsloth wants it)"]

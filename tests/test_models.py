@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from helpers import config, io, models, scoring
-from helpers.models import compat
+from helpers.models import compat, settings
 from helpers.io import InputError
 
 from _tiny import ROOT, cpu_recommendation, one_torch_thread, tiny_model_dir
@@ -27,9 +27,10 @@ def spec(method: str, r: int, alpha: float) -> config.AdapterSpec:
     return dataclasses.replace(SMOKE.models["model1_lora"], method=method, r=r, alpha=float(alpha))
 
 
-def facts(backend: str, unsloth: bool, unmet: tuple = ()) -> dict:
-    return {"backend": backend, "unsloth": {"importable": unsloth, "detail": "fabricated", "version": "2026.10.9",
-                                            "zoo": "2026.10.9", "unmet": list(unmet)}}
+def facts(backend: str, unsloth: bool, unmet: tuple = (), bnb: str | None = "0.50.2") -> dict:
+    return {"backend": backend, "packages": {"bitsandbytes": bnb},
+            "unsloth": {"importable": unsloth, "detail": "fabricated", "version": "2026.10.9", "zoo": "2026.10.9",
+                        "unmet": list(unmet)}}
 
 
 
@@ -43,6 +44,7 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
     (facts("rocm", False), "auto", "transformers"),      # installed but broken / absent
     (facts("rocm", True, ("trl 0.19.0 (Unsloth wants !=0.19.0)",)), "auto", "transformers"),  # the container's pins
     (facts("cpu", True), "auto", "transformers"),        # the kit uses Unsloth only on a GPU
+    (facts("cuda", True, bnb=None), "auto", "transformers"),  # imports, but loads nothing without bitsandbytes
     ({"use_unsloth": {"value": True, "reason": "r"}}, "auto", "unsloth"),   # env.recommend() output
     ({"use_unsloth": {"value": False, "reason": "r"}}, "auto", "transformers"),
     (None, "auto", "transformers"),
@@ -50,6 +52,17 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 def test_choose_backend(env_info, use_unsloth, expected):
     real = dataclasses.replace(MODEL, base="Qwen/Qwen2.5-0.5B-Instruct", use_unsloth=use_unsloth)
     assert models.choose_backend(env_info, real) == expected
+
+
+def test_unsloth_without_bitsandbytes_says_why_and_refuses_an_explicit_true():
+    """On an H200, `import unsloth` worked without bitsandbytes but every load stopped in unsloth_zoo's
+    patch_model_and_tokenizer ('Please install bitsandbytes'), for a 16-bit LoRA too: auto falls back and says so."""
+    real = dataclasses.replace(MODEL, base="Qwen/Qwen2.5-0.5B-Instruct")
+    backend, why = settings.backend_choice(facts("cuda", True, bnb=None), real)
+    assert backend == "transformers" and "bitsandbytes is not installed" in why
+    with pytest.raises(RuntimeError, match="bitsandbytes"):
+        models.choose_backend(facts("rocm", True, bnb=None), dataclasses.replace(real, use_unsloth=True))
+    assert settings.choose_backend(facts("cuda", True, bnb="0.44.1"), real) == "unsloth"  # any build imports
 
 
 def test_the_tiny_model_stays_on_peft_where_unsloth_runs():

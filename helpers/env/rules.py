@@ -96,7 +96,14 @@ def unsloth_choice(facts: dict) -> tuple[bool, str]:
                        "transformers + PEFT")
     if not unsloth_importable(facts):
         return False, f"`import unsloth` failed ({_detail(facts, 'unsloth')}): transformers + PEFT"
+    if not get(facts, "packages.bitsandbytes"):
+        return False, f"unsloth {version} loads no model without bitsandbytes ({UNSLOTH_BNB}): transformers + PEFT"
     return True, f"GPU present and unsloth {version} imports: Unsloth's loader and kernels"
+
+
+# Seen on an NVIDIA H200 (make gpu-check, docs/results.md): `import unsloth` works without bitsandbytes, but every load
+# fails in unsloth_zoo's patch_model_and_tokenizer, which imports bitsandbytes.nn.Linear4bit for a 16-bit model too.
+UNSLOTH_BNB = "its loader imports bitsandbytes even for a 16-bit LoRA, and bitsandbytes is not installed"
 
 
 # A profile switch's values that mean off (model.use_unsloth: false, "no", ...): helpers.models.settings.falsy reads
@@ -331,6 +338,15 @@ RULES: list[Rule] = [
          "For transformers, trl, datasets and the like: make setup-gpu in the kit's venv moves them to "
          "constraints-gpu.txt's pins there (the box's own stay as they are). For torch or triton (the box's build): "
          "pin the Unsloth release that supports them in constraints-gpu.txt. Or keep transformers + PEFT."),
+    Rule("unsloth_needs_bitsandbytes", "warn", "Unsloth imports but cannot load a model: bitsandbytes is missing",
+         lambda f, s: has_gpu(f) and unsloth_importable(f) and not get(f, "packages.bitsandbytes")
+         and s.get("use_unsloth") is not False,
+         lambda f, s: f"unsloth {get(f, 'unsloth.version') or get(f, 'packages.unsloth')} imports here, but "
+         f"{UNSLOTH_BNB}: every Unsloth load stops with 'Please install bitsandbytes' (seen on an NVIDIA H200). "
+         "Training runs on transformers + PEFT.",
+         "Install this box's bitsandbytes build (the kit never installs it: it belongs to the box's torch stack): "
+         "on CUDA `pip install --no-deps bitsandbytes`; on ROCm the build for its ROCm version, 0.48.2 or newer "
+         "(libbitsandbytes_rocmXY.so), or Unsloth turns 4-bit off there. Or keep transformers + PEFT."),
     Rule("accelerator_stack_changed", "fail", "the box's torch stack changed since make setup recorded it",
          lambda f, s: bool(get(f, "stack.changes")),
          lambda f, s: " ".join(get(f, "stack.changes")),

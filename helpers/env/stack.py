@@ -17,11 +17,12 @@ from helpers.env.pinsets import read_pins  # noqa: F401  (make setup-gpu reads i
 from helpers.io import InputError
 
 UNSLOTH = ("unsloth", "unsloth-zoo")
-# What a missing box package costs (Unsloth imports xformers, bitsandbytes and torchao only when present).
+# What a missing box package costs (Unsloth imports xformers and torchao only when present; bitsandbytes on every load).
 MISSING_COST = {
     "triton": "Unsloth's kernels are Triton kernels: it will not import",
     "torchvision": "Unsloth's vision paths need it; text LoRA does not import it",
-    "bitsandbytes": "no 4-bit loading and no 8-bit optimizer (the kit trains 16-bit with adamw_torch)",
+    "bitsandbytes": ("Unsloth imports but loads no model, a 16-bit one included (its loader imports bitsandbytes; "
+                     "seen on an H200), so the env check keeps transformers + PEFT until the box's build is in"),
     "xformers": "Unsloth uses torch's SDPA attention instead",
     "torchao": "no torchao quantisation (the kit does not use it)",
 }
