@@ -158,13 +158,15 @@ class Writer:
                 continue
             if end is not None:
                 return steps + [end]
-            applied = self.apply(m, stated, close, case)
-            if applied is not None:
-                step, after = applied
+            step = self.apply(m, stated, close, case)
+            if step is not None:
                 steps.append(step)
                 if step.closes:
                     return steps
-                said, stated = self.narrowed(said, step.claims), after
+                # known from what the step said, not from all its clue fixes: a layouts step says one link per
+                # group it joins, and where facing sets left and right the group's other links do not follow
+                said = self.narrowed(said, step.claims)
+                stated = b.known(said & case_mask)
                 continue
             if depth >= MAX_DEPTH:
                 raise NoDeduction("too_deep")
@@ -178,20 +180,20 @@ class Writer:
             stated = self.survive(steps, said, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
 
-    def apply(self, m: np.ndarray, stated: Known, close: bool, case: tuple) -> tuple[Step, Known] | None:
-        """The next step applying a clue to what is said, and what is known after it: the clue that fixes most, or
-        two that cannot both hold (closing a case); None when none does. Two clues that fix something only
-        together are not one step: what they fix needs a case split, and the writer splits."""
+    def apply(self, m: np.ndarray, stated: Known, close: bool, case: tuple) -> Step | None:
+        """The next step applying a clue to what is said: the clue that fixes most, or two that cannot both hold
+        (closing a case); None when none does. Two clues that fix something only together are not one step: what
+        they fix needs a case split, and the writer splits."""
         b = self.board
         gains = {c: _gain(b, stated, m & b.masks[c]) for c in self.clues}
         best = max(self.clues, key=lambda c: (gains[c], -c), default=None)
         if best is not None and gains[best] > 0:
             after = b.known(m & b.masks[best])
-            return Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case), after
+            return Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case)
         kill = [(x, y) for i, x in enumerate(self.clues) for y in self.clues[i + 1:]
                 if close and not (m & b.masks[x] & b.masks[y]).any()]
         if kill:  # "clues 2 and 4 cannot both hold"
-            return Step(uses=kill[0], case=case, closes=True), stated
+            return Step(uses=kill[0], case=case, closes=True)
         return None
 
     def after_cases(self, case: tuple, close: bool) -> Step:
