@@ -13,7 +13,7 @@ DEFAULT_MARGIN = 0.5
 # Seconds a question's checked deduction may be looked for (the writer asks between steps and citations; the board's
 # build and the final check are not cut) before the solver's own text stands in as its explanation
 # (optional and unscored: the rules ask only for a valid question in time). The big layouts' level-3 deductions take
-# seconds; with this the Q-agent keeps its speed goal, p99 under 1 s a question (bench/bench_agents.py GOALS), and
+# seconds; with this the Q-agent keeps its speed goal (the question p99 of bench/bench_agents.py GOALS), and
 # the report counts each question that went without (explanation:count:no_deduction:no_time).
 EXPLAIN_S = 0.4
 
