@@ -135,6 +135,22 @@ RULE_CASES = [
 ]
 
 
+def test_unsloth_without_a_loadable_bitsandbytes_warns_under_auto_and_fails_under_true():
+    """Unsloth's loader imports bitsandbytes.nn on every load (an H200 without it: 'Please install bitsandbytes'), so
+    a bitsandbytes missing or failing to import is a warning with auto (transformers + PEFT runs) and a failure with
+    use_unsloth: true (the first load would stop); a CPU box says neither."""
+    broken = {"bitsandbytes": {"importable": False, "detail": "OSError: libbitsandbytes_cuda130.so"}}
+    for patch in ({"packages": {"bitsandbytes": None}}, broken):
+        auto = verdict("unsloth_needs_bitsandbytes", patch, {})
+        assert auto["status"] == "warn" and "transformers + PEFT" in auto["message"], auto
+        true = verdict("unsloth_requested_unavailable", patch, {"use_unsloth": True})
+        assert true["status"] == "fail" and "bitsandbytes" in true["message"] and "bitsandbytes" in true["fix"]
+        assert verdict("unsloth_needs_bitsandbytes", patch, {"use_unsloth": True})["status"] == "pass"  # one, not two
+    assert "fails to import (OSError" in verdict("unsloth_needs_bitsandbytes", broken, {})["message"]
+    assert verdict("unsloth_needs_bitsandbytes", _with(CPU_ONLY, {"packages": {"bitsandbytes": None}}),
+                   {})["status"] == "pass"
+
+
 def test_rule_table_covers_every_rule():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids)), "duplicate rule ids"

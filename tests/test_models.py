@@ -62,7 +62,10 @@ def test_unsloth_without_bitsandbytes_says_why_and_refuses_an_explicit_true():
     assert backend == "transformers" and "bitsandbytes is not installed" in why
     with pytest.raises(RuntimeError, match="bitsandbytes"):
         models.choose_backend(facts("rocm", True, bnb=None), dataclasses.replace(real, use_unsloth=True))
-    assert settings.choose_backend(facts("cuda", True, bnb="0.44.1"), real) == "unsloth"  # any build imports
+    assert settings.choose_backend(facts("cuda", True, bnb="0.44.1"), real) == "unsloth"  # an old build still imports
+    broken = {**facts("cuda", True), "bitsandbytes": {"importable": False, "detail": "OSError: no CUDA library"}}
+    backend, why = settings.backend_choice(broken, real)
+    assert backend == "transformers" and "fails to import (OSError" in why
 
 
 def test_the_tiny_model_stays_on_peft_where_unsloth_runs():

@@ -31,6 +31,7 @@ ENV_VARS = (
 )
 GIB = 1024 ** 3
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
+BNB_IMPORT = "from bitsandbytes.nn import Linear4bit"  # unsloth_zoo's patch_model_and_tokenizer, on every load
 # A real 8-bit AdamW step: 8192 elements, because bitsandbytes keeps tensors < 4096 in 32-bit state.
 BNB_CHECK = ("import torch, bitsandbytes as bnb\n"
              "p = torch.nn.Parameter(torch.zeros(8192, device='cuda')); p.grad = torch.ones_like(p)\n"
@@ -62,7 +63,8 @@ def empty_facts() -> dict:
         "unsloth": {"importable": False, "detail": "not checked", "version": None, "zoo": None, "pinned": None,
                     "unmet": []},
         "stack": {"record": None, "changes": []},
-        "bitsandbytes": {"usable": False, "detail": "not checked", "libs": [], "expected_lib": None},
+        "bitsandbytes": {"usable": False, "importable": None, "detail": "not checked", "libs": [],
+                         "expected_lib": None},
         "flash_attn": {"importable": False, "detail": "not checked"},
         "env": {var: None for var in ENV_VARS},
         "disk": {"runs": None, "hf_cache": None},
@@ -279,7 +281,9 @@ def _probe_bitsandbytes(facts: dict, timeout_s: float) -> None:
         out["expected_lib"] = expected
         missing = "" if expected in out["libs"] else f"{expected} not found (has: {', '.join(out['libs']) or 'none'}); "
     ok, detail = _run_python(BNB_CHECK, timeout_s)
-    out.update(usable=ok, detail=detail if ok else missing + detail)
+    # what Unsloth's loader imports on every load (a build whose 8-bit step fails may still import)
+    importable = ok or _run_python(BNB_IMPORT, timeout_s)[0]
+    out.update(usable=ok, importable=importable, detail=detail if ok else missing + detail)
 
 
 def _probe_flash_attn(facts: dict, timeout_s: float) -> None:

@@ -96,14 +96,35 @@ def unsloth_choice(facts: dict) -> tuple[bool, str]:
                        "transformers + PEFT")
     if not unsloth_importable(facts):
         return False, f"`import unsloth` failed ({_detail(facts, 'unsloth')}): transformers + PEFT"
-    if not get(facts, "packages.bitsandbytes"):
-        return False, f"unsloth {version} loads no model without bitsandbytes ({UNSLOTH_BNB}): transformers + PEFT"
+    if not bnb_loads(facts):
+        return False, f"unsloth {version} can load no model here: {bnb_missing(facts)}; transformers + PEFT"
     return True, f"GPU present and unsloth {version} imports: Unsloth's loader and kernels"
 
 
 # Seen on an NVIDIA H200 (make gpu-check, docs/results.md): `import unsloth` works without bitsandbytes, but every load
-# fails in unsloth_zoo's patch_model_and_tokenizer, which imports bitsandbytes.nn.Linear4bit for a 16-bit model too.
-UNSLOTH_BNB = "its loader imports bitsandbytes even for a 16-bit LoRA, and bitsandbytes is not installed"
+# fails in unsloth_zoo's patch_model_and_tokenizer, which imports bitsandbytes.nn.Linear4bit for a 16-bit model too
+# (in a bare try: a build that fails to import fails the same way).
+UNSLOTH_BNB = "Unsloth's loader imports bitsandbytes.nn on every load, a 16-bit LoRA's too"
+
+
+def bnb_loads(facts: dict) -> bool:
+    """bitsandbytes is installed and (where probed: a GPU box) `from bitsandbytes.nn import Linear4bit` works."""
+    return bool(get(facts, "packages.bitsandbytes")) and get(facts, "bitsandbytes.importable") is not False
+
+
+def bnb_missing(facts: dict) -> str:
+    """Why Unsloth's loader cannot import bitsandbytes here (bnb_loads is False)."""
+    if not get(facts, "packages.bitsandbytes"):
+        return f"{UNSLOTH_BNB}, and bitsandbytes is not installed"
+    return (f"{UNSLOTH_BNB}, and bitsandbytes {get(facts, 'packages.bitsandbytes')} fails to import "
+            f"({_detail(facts, 'bitsandbytes')})")
+
+
+BNB_FIX = ("Install this box's bitsandbytes build (the kit never installs it: it belongs to the box's torch stack), "
+           "in Unsloth's range (>=0.45.5, not 0.46.0 or 0.48.0) and matching the box's torch: on CUDA "
+           "`pip install --no-deps 'bitsandbytes>=0.45.5,!=0.46.0,!=0.48.0'`; on ROCm the build for its ROCm version "
+           "(libbitsandbytes_rocmXY.so), 0.48.2 or newer (older builds load, but Unsloth then ignores 4-bit). Or keep "
+           "transformers + PEFT.")
 
 
 # A profile switch's values that mean off (model.use_unsloth: false, "no", ...): helpers.models.settings.falsy reads
@@ -338,25 +359,26 @@ RULES: list[Rule] = [
          "For transformers, trl, datasets and the like: make setup-gpu in the kit's venv moves them to "
          "constraints-gpu.txt's pins there (the box's own stay as they are). For torch or triton (the box's build): "
          "pin the Unsloth release that supports them in constraints-gpu.txt. Or keep transformers + PEFT."),
-    Rule("unsloth_needs_bitsandbytes", "warn", "Unsloth imports but cannot load a model: bitsandbytes is missing",
-         lambda f, s: has_gpu(f) and unsloth_importable(f) and not get(f, "packages.bitsandbytes")
-         and s.get("use_unsloth") is not False,
+    Rule("unsloth_needs_bitsandbytes", "warn", "Unsloth imports but cannot load a model: no usable bitsandbytes",
+         lambda f, s: has_gpu(f) and unsloth_importable(f) and not bnb_loads(f)
+         and s.get("use_unsloth") is not False and s.get("use_unsloth") is not True,
          lambda f, s: f"unsloth {get(f, 'unsloth.version') or get(f, 'packages.unsloth')} imports here, but "
-         f"{UNSLOTH_BNB}: every Unsloth load stops with 'Please install bitsandbytes' (seen on an NVIDIA H200). "
+         f"{bnb_missing(f)}: every Unsloth load stops with 'Please install bitsandbytes' (seen on an NVIDIA H200). "
          "Training runs on transformers + PEFT.",
-         "Install this box's bitsandbytes build (the kit never installs it: it belongs to the box's torch stack): "
-         "on CUDA `pip install --no-deps bitsandbytes`; on ROCm the build for its ROCm version, 0.48.2 or newer "
-         "(libbitsandbytes_rocmXY.so), or Unsloth turns 4-bit off there. Or keep transformers + PEFT."),
+         BNB_FIX),
     Rule("accelerator_stack_changed", "fail", "the box's torch stack changed since make setup recorded it",
          lambda f, s: bool(get(f, "stack.changes")),
          lambda f, s: " ".join(get(f, "stack.changes")),
          "Each line above names its fix; then rerun the env check."),
-    Rule("unsloth_requested_unavailable", "fail", "use_unsloth: true but Unsloth is not importable",
-         lambda f, s: s.get("use_unsloth") is True and not unsloth_importable(f),
-         lambda f, s: f"The profile sets use_unsloth: true but Unsloth is not importable here "
-         f"({_detail(f, 'unsloth')})." + ("" if has_gpu(f) else " The kit uses Unsloth only on a GPU."),
+    Rule("unsloth_requested_unavailable", "fail", "use_unsloth: true but Unsloth cannot load a model here",
+         lambda f, s: s.get("use_unsloth") is True and (not unsloth_importable(f) or has_gpu(f) and not bnb_loads(f)),
+         lambda f, s: (f"The profile sets use_unsloth: true but Unsloth is not importable here "
+                       f"({_detail(f, 'unsloth')})." + ("" if has_gpu(f) else " The kit uses Unsloth only on a GPU.")
+                       if not unsloth_importable(f) else
+                       f"The profile sets use_unsloth: true, Unsloth imports, but {bnb_missing(f)}: training stops "
+                       "at its first load."),
          "Set model.use_unsloth: auto (falls back to transformers + PEFT), or on the GPU box `make setup-gpu` "
-         "(the pinned Unsloth, the box's torch stack untouched)."),
+         "(the pinned Unsloth, the box's torch stack untouched); without bitsandbytes: " + BNB_FIX),
     Rule("unsloth_import_broken", "warn", "Unsloth is installed but fails to import on this GPU",
          lambda f, s: has_gpu(f) and bool(get(f, "packages.unsloth")) and not unsloth_importable(f)
          and s.get("use_unsloth") is not True,

@@ -23,6 +23,10 @@ MISSING_COST = {
     "torchvision": "Unsloth's vision paths need it; text LoRA does not import it",
     "bitsandbytes": ("Unsloth imports but loads no model, a 16-bit one included (its loader imports bitsandbytes; "
                      "seen on an H200), so the env check keeps transformers + PEFT until the box's build is in"),
+}
+# What a box package outside Unsloth's range costs, where that differs from its absence.
+OUTSIDE_COST = {
+    "bitsandbytes": "no 4-bit loading on AMD below 0.48.2 and maybe no 8-bit optimizer (the kit trains 16-bit)",
     "xformers": "Unsloth uses torch's SDPA attention instead",
     "torchao": "no torchao quantisation (the kit does not use it)",
 }
@@ -112,8 +116,12 @@ def _box_finding(req: Requirement, have: str | None) -> Finding:
         line = (f"{name}: not installed; Unsloth wants {wants}. The kit never installs it (it must match this box's "
                 f"torch build): {MISSING_COST.get(name, 'Unsloth may not import without it')}.")
         return Finding(name, wants, None, blocking, line)
-    then = ("Pick the Unsloth release that supports it (constraints-gpu.txt) or keep the transformers + PEFT backend"
-            if name in BLOCKING else f"Unsloth runs without it: {MISSING_COST.get(name, 'a feature is off')}")
+    if name in BLOCKING:
+        then = "Pick the Unsloth release that supports it (constraints-gpu.txt) or keep the transformers + PEFT backend"
+    elif name in OUTSIDE_COST:
+        then = f"Unsloth runs with it: {OUTSIDE_COST[name]}"
+    else:
+        then = f"Unsloth runs without it: {MISSING_COST.get(name, 'a feature is off')}"
     line = (f"{name} {have} is outside Unsloth's {wants}: the kit will not replace it (it belongs to this box's torch "
             f"build). {then}.")
     return Finding(name, wants, have, name in BLOCKING, line)
