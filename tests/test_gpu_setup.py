@@ -35,6 +35,7 @@ def test_plan_installs_nothing_the_box_owns():
     box = {f.name: f for f in p.box}
     assert set(box) == {"bitsandbytes", "xformers"} and not p.blockers
     assert "0.44.1 is outside" in box["bitsandbytes"].line and "not installed" in box["xformers"].line
+    assert "SDPA" in box["xformers"].line  # what its absence costs
     assert "4-bit" in box["bitsandbytes"].line and "loads no model" not in box["bitsandbytes"].line  # installed
 
 

@@ -23,12 +23,12 @@ MISSING_COST = {
     "torchvision": "Unsloth's vision paths need it; text LoRA does not import it",
     "bitsandbytes": ("Unsloth imports but loads no model, a 16-bit one included (its loader imports bitsandbytes; "
                      "seen on an H200), so the env check keeps transformers + PEFT until the box's build is in"),
+    "xformers": "Unsloth uses torch's SDPA attention instead",
+    "torchao": "no torchao quantisation (the kit does not use it)",
 }
 # What a box package outside Unsloth's range costs, where that differs from its absence.
 OUTSIDE_COST = {
     "bitsandbytes": "no 4-bit loading on AMD below 0.48.2 and maybe no 8-bit optimizer (the kit trains 16-bit)",
-    "xformers": "Unsloth uses torch's SDPA attention instead",
-    "torchao": "no torchao quantisation (the kit does not use it)",
 }
 # Box packages Unsloth cannot run without; the others only switch a feature off when absent or at another version.
 BLOCKING = ("torch", "triton")
