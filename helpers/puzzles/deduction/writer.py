@@ -123,7 +123,14 @@ class Writer:
         self.every = board.mask(frozenset(range(len(board.masks))))
         self.clues = list(range(len(board.masks)))
         self.held: dict = {}
+        self.last_known: tuple | None = None  # (mask, board.known(mask)) of the last known() call
         self.give_up = give_up or _never
+
+    def known(self, m: np.ndarray) -> Known:
+        """board.known(m), reusing the last call's when m is the same (a step's `stated` is the next pass's `now`)."""
+        if self.last_known is None or not np.array_equal(self.last_known[0], m):
+            self.last_known = (m, self.board.known(m))
+        return self.last_known[1]
 
     def narrowed(self, said: np.ndarray, claims: tuple) -> np.ndarray:
         """The seatings of `said` where every claim holds (each claim's seatings cached)."""
@@ -142,7 +149,7 @@ class Writer:
         """Steps (after `steps`, if given) from what is said to the case's end: closed (close=True) or the answer
         fixed; with look, the first split is chosen by the length of everything after it."""
         b, steps = self.board, list(steps or [])
-        stated = stated if stated is not None else b.known(said & case_mask)
+        stated = stated if stated is not None else self.known(said & case_mask)
         while len(steps) < MAX_STEPS:
             if self.give_up():
                 raise NoDeduction("no_time")
@@ -150,7 +157,7 @@ class Writer:
             end = self.ending(m, case, close, stated)
             if end is not None and close:
                 return steps + [end]
-            now = b.known(m)
+            now = self.known(m)
             facts = new_facts(b, stated, now, [])  # what the case (or a case survived) fixes with what is said
             if facts and not (end is not None and self.says_answer(facts)):
                 steps.append(Step(claims=tuple(facts), case=case))
@@ -166,7 +173,7 @@ class Writer:
                 # known from what the step said, not from all its clue fixes: a layouts step says one link per
                 # group it joins, and where facing sets left and right the group's other links do not follow
                 said = self.narrowed(said, step.claims)
-                stated = b.known(said & case_mask)
+                stated = self.known(said & case_mask)
                 continue
             if depth >= MAX_DEPTH:
                 raise NoDeduction("too_deep")
