@@ -154,14 +154,14 @@ rehearse: setup
 # The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..08, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
 test-rehearsal: setup
-	$(PY) -m pytest -m rehearsal --durations=5 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_rehearsal.py -m rehearsal --durations=5 $(PYTEST_ARGS)
 
 # The profiles tier (tests/test_profiles.py): notebook 00 on every profile in configs/ as it is, with its real model's
 # name (no weights needed: the estimates, the RL memory, the reasoning budget and the time plan), ~1-2 min. make test
 # leaves it out; CI runs it after make test.
 .PHONY: test-profiles
 test-profiles: setup
-	$(PY) -m pytest -m profiles --durations=3 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_profiles.py -m profiles --durations=3 $(PYTEST_ARGS)
 
 test: setup browser-deps
 	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)

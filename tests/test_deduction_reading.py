@@ -11,6 +11,8 @@ from helpers.puzzles import deduction
 from helpers.puzzles.deduction import reading
 from helpers.puzzles.deduction.measure import verdict
 
+pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
+
 COVERED = deduction.KINDS  # every seating family
 
 

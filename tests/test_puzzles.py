@@ -277,6 +277,7 @@ def test_names_are_distinct_and_gendered():
     assert not {n.lower() for n in names} & words  # no name is a relation word
 
 
+@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_generate_is_deterministic_per_seed():
     a = puzzles.generate(36, seed=5)
     assert a == puzzles.generate(36, seed=5)
@@ -289,6 +290,7 @@ def test_generate_is_deterministic_per_seed():
     assert head == a
 
 
+@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_generate_is_deterministic_across_processes():
     """String hashing is salted per process: the same seed must still give the same puzzles."""
     code = ("import hashlib, json; from helpers import puzzles; "
@@ -299,6 +301,7 @@ def test_generate_is_deterministic_across_processes():
     assert digests == {local + "\n"}
 
 
+@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_worker_processes_build_the_same_records():
     """Spawned workers build each item from its own seeded generator: the records and counts equal one process's."""
     one, two = {}, {}
@@ -430,6 +433,7 @@ def test_bad_arguments_are_refused():
         puzzles.generate(1, seed=0, levels=(4,))
 
 
+@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_family_generator_and_solver_never_disagree():
     stats: dict = {}
     recs = puzzles.generate(600, seed=13, kinds=("family",), stats=stats)
@@ -528,6 +532,7 @@ def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
 DIFFICULTY_SAMPLE = {"seating_square": 32}
 
 
+@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_measured_difficulty_rises_with_the_level_in_every_family():
     for kind in puzzles.KINDS:
         means = []

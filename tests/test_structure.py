@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -196,16 +197,42 @@ def test_the_package_maps_name_every_module():
     assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"
 
 
-def test_files_marked_nolibs_import_no_ml_library():
-    """The container tier skips `nolibs` test files; one that imports a pinned ML library must not say nolibs."""
-    libs = re.compile(r"^\s*(?:import|from)\s+(torch|transformers|peft|trl|accelerate|datasets|tokenizers)\b", re.M)
+LIBS = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")
+
+
+def _nolibs_marked() -> tuple[list[Path], dict[str, str]]:
+    """The test files marked nolibs as a whole, and {file::test: source} of the tests marked one by one."""
     mark = re.compile(r"^pytestmark = pytest\.mark\.nolibs\b", re.M)
-    marked = [p for p in (ROOT / "tests").glob("test_*.py") if mark.search(p.read_text())]
-    assert marked, "no test file is marked nolibs"
-    for path in marked:
+    files, tests = [], {}
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
         text = path.read_text()
-        assert not libs.search(text), f"{path.name} imports {libs.search(text).group(1)} but is marked nolibs"
-        assert "tiny_model_dir" not in text and "_tiny" not in text, path.name
+        if mark.search(text):
+            files.append(path)
+            continue
+        for fn in ast.parse(text).body:
+            if isinstance(fn, ast.FunctionDef) and any("mark.nolibs" in ast.unparse(d) for d in fn.decorator_list):
+                tests[f"{path.name}::{fn.name}"] = ast.get_source_segment(text, fn)
+    return files, tests
+
+
+def test_tests_marked_nolibs_import_no_ml_library():
+    """The tiers on other pins (container, GPU stack) skip `nolibs` tests: a file or a test that uses a pinned ML
+    library (or the tiny model, or a fixture that does) must not say nolibs."""
+    libs = re.compile(rf"^\s*(?:import|from)\s+({'|'.join(LIBS)})\b", re.M)
+    files, tests = _nolibs_marked()
+    assert files and tests, "no test file and no single test is marked nolibs"
+    sources = {p.name: p.read_text() for p in files} | tests
+    for name, text in sources.items():
+        assert not libs.search(text), f"{name} imports {libs.search(text).group(1)} but is marked nolibs"
+        assert "tiny_model_dir" not in text and "_tiny" not in text, name
+        assert name in {p.name for p in files} or "tokenizer" not in text, f"{name} takes a tokenizer fixture"
+    # and none pulls one in through the helpers its file imports (the text above sees only the file's own imports)
+    modules = ", ".join(sorted({repr(name.split(".py")[0]) for name in sources}))
+    probe = (f"import importlib, sys; [importlib.import_module(n) for n in ({modules},)]; "
+             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(LIBS)!r}))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]", f"importing the nolibs tests' files loads {out.stdout.strip()}"
 
 
 def test_tests_reading_the_unsloth_wheels_say_so():
