@@ -21,7 +21,7 @@ from helpers.puzzles import variety
 from helpers.puzzles.deduction import reading
 from helpers.agents import timing
 from helpers.agents.answer import run_answers
-from helpers.agents.reasoner import STOPS
+from helpers.agents.reasoner import STOPS, Reasoner
 from helpers.agents.stages.reasoner_data import puzzle_cycle
 from helpers.config import ANSWER_MODES, REASONER, REASONER_RL
 from helpers.evaluate import favourite_letter, wilson
@@ -30,6 +30,7 @@ from helpers.records import LETTERS
 MODES = ANSWER_MODES  # letter, reason
 HARNESS_BATCH = 5  # the organisers' default --batch_size
 MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-sided significance (sign test)
+NO_DEADLINE_S = 1e6  # seconds no batch of replies reaches: the token cap alone stops writing (reply_shape)
 MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens",
                    "decode_ms_per_token")  # the last sets the chats' token budget
 
@@ -116,6 +117,18 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
             "filter_failed": sum(dropped.values()), "fallbacks": dict(Counter(m["reason"] for m in metas
                                                                             if m["source"] == "fallback")),
             "examples": [{"question": q["question"], "key": q["answer"], **a} for q, a in zip(questions[:2], answers)]}
+
+
+def reply_shape(reasoner: Reasoner, questions: list[dict], *, batch_size: int = HARNESS_BATCH) -> dict:
+    """How the reasoner's replies end with the deadline lifted, so the token cap alone stops them: the share of each
+    stop (STOPS) and the mean tokens of reasoning. This is the shape training taught, whatever the machine's decode
+    speed: measure's stops are under the answer budget, where a slow or busy CPU cuts replies a fast one finishes."""
+    metas: list[dict] = []
+    for start in range(0, len(questions), max(1, batch_size)):
+        metas += reasoner.answer(questions[start:start + max(1, batch_size)], NO_DEADLINE_S)
+    stops = Counter(m["stop"] for m in metas)
+    return {"n": len(metas), "stops": {s: round(stops[s] / len(metas), 4) for s in STOPS if stops[s]},
+            "tokens_mean": round(sum(m["tokens"] for m in metas) / len(metas), 1)}
 
 
 def sign_test(wins: int, losses: int) -> float:
