@@ -171,6 +171,20 @@ def test_a_model_path_that_is_not_a_model_fails_its_step_and_skips_what_needs_it
     assert step(record, "env")["status"] == "pass" and step(record, "backend")["status"] == "pass"
     assert sum(line.startswith("gpu-check: FAIL model") for line in lines) == 1
     assert (tmp_path / "out" / "report.html").is_file()
+    assert record["complete"] is True and "unfinished" not in record
+
+
+def test_a_check_cut_short_leaves_the_steps_it_got_through_and_says_it_did_not_finish(monkeypatch, tmp_path):
+    def killed(self):
+        raise KeyboardInterrupt("the box's timeout")  # no Exception: no step can record it, as with a kill
+    monkeypatch.setattr(gc_run.Check, "step_model", killed)
+    with pytest.raises(KeyboardInterrupt):
+        gc_run.run_check("cpu", model=str(tiny_model_dir()), out=tmp_path / "out", steps=4, say=lambda line: None)
+    record = json.loads((tmp_path / "out" / "gpu-check.json").read_text())
+    assert [s["name"] for s in record["steps"]] == ["env", "backend"]
+    assert all(s["status"] == "pass" for s in record["steps"]), record["steps"]
+    assert record["complete"] is False and record["ok"] is False and record["exit_status"] is None
+    assert "stopped after the backend step" in record["unfinished"]
 
 
 def test_gpu_memory_nearly_full_skips_training_with_the_numbers(monkeypatch, tmp_path):

@@ -270,6 +270,8 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
         facts = dict(facts)  # described in place once the env step has set the recommended variables
         check = Check(facts, cfg, swaps, lay, steps, model, say)
+        check.record.after = lambda: io.write_json(lay.gpu_check_record,
+                                                   unfinished_record(check, facts, argv, time.time() - t0))
         check.run()
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
         plot = report.plot_methods(curves, lay.gpu_check_plot, facts["kind"])
@@ -293,4 +295,14 @@ def build_record(check: Check, facts: dict, argv: list[str] | None, seconds: flo
             "wall_seconds": round(seconds, 1), "budget_s": BUDGET_S, "device": facts, "versions": versions(),
             "python": sys.version.split()[0], "profile": check.cfg.profile, "swaps": check.swaps,
             "model": check.model or {"base": check.cfg.model.base}, "backend": check.backend, "data": check.data,
-            "out": str(check.lay.root), "log": check.lay.rel(check.lay.gpu_check_log), "steps": check.record.steps}
+            "out": str(check.lay.root), "log": check.lay.rel(check.lay.gpu_check_log), "complete": True,
+            "steps": check.record.steps}
+
+
+def unfinished_record(check: Check, facts: dict, argv: list[str] | None, seconds: float) -> dict:
+    """gpu-check.json while the check runs, rewritten as each step ends: a check cut short (a timeout, a hung step,
+    the box taken back) leaves the steps it got through, and says it did not finish rather than that it passed."""
+    last = check.record.steps[-1]["name"] if check.record.steps else None
+    return {**build_record(check, facts, argv, seconds), "ok": False, "exit_status": None, "complete": False,
+            "unfinished": f"the check stopped after the {last} step, or is still running: the steps after it have "
+                          "no record"}

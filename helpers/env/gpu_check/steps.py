@@ -84,6 +84,7 @@ class Record:
                  log: Path | None = None):
         self.steps: list[dict] = []
         self.say, self.cleanup, self.log = say, cleanup, log  # cleanup: after a failed step (a failed load, an OOM)
+        self.after: Callable[[], None] | None = None  # called as each step is recorded (run_check: the partial record)
 
     @contextlib.contextmanager
     def _quiet(self, name: str):
@@ -149,6 +150,8 @@ class Record:
         step = {**head, **{k: v for k, v in (figures or {}).items() if k not in head}}
         self.steps.append(step)
         self.say(f"gpu-check: {status.upper():4} {name} ({step['seconds']:.1f} s): {step['reason']}")
+        if self.after is not None:
+            self.after()
         return step
 
     def failed(self) -> list[str]:
