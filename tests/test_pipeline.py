@@ -152,7 +152,8 @@ REASONER_MIN_TOKENS = 10          # mean tokens of reasoning before the answer; 
 
 
 def _reply_shape_without_deadline(run: Path) -> dict:
-    """The trained reasoner on the measurement's held-out puzzles, the deadline lifted (reasoner_measure.reply_shape)."""
+    """The trained reasoner on the measurement's held-out puzzles, the deadline lifted
+    (reasoner_measure.reply_shape)."""
     from helpers.agents import build
     from helpers.agents.reasoner import Reasoner
     from helpers.agents.stages import reasoner_measure

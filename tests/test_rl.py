@@ -328,7 +328,7 @@ def test_grpo_with_trl_1_15_on_a_gpu_build_that_sees_no_gpu_is_refused(monkeypat
 
 
 def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(tmp_path):
-    blocker = reasoner_rl.grpo_blocker()  # asked here, not in a skipif: importing trl at collection costs every tier ~9 s
+    blocker = reasoner_rl.grpo_blocker()  # asked here, not in a skipif: trl at collection cost each tier ~9 s
     if blocker is not None:
         pytest.skip(f"this trl cannot run GRPO here ({blocker}): the refusals are tested above, and the main and "
                     "container tiers run the steps")
