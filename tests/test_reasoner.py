@@ -127,11 +127,11 @@ def test_no_time_left_scores_the_letter_straight_after_the_prompt(tiny):
 def test_the_reply_shape_lifts_the_deadline_so_only_the_cap_or_the_reply_stops_it(tiny, monkeypatch):
     model, tok = tiny
     r = _never_stopping(model, tok, max_new_tokens=6)
-    seconds = []
+    calls = []
     answer = r.answer
-    monkeypatch.setattr(r, "answer", lambda items, s: seconds.append(s) or answer(items, s))
+    monkeypatch.setattr(r, "answer", lambda items, s: calls.append((len(items), s)) or answer(items, s))
     shape = reasoner_measure.reply_shape(r, ITEMS * 2, batch_size=4)
-    assert seconds == [reasoner_measure.NO_DEADLINE_S] * 2  # harness-sized batches, none under a deadline
+    assert calls == [(4, reasoner_measure.NO_DEADLINE_S), (2, reasoner_measure.NO_DEADLINE_S)]  # batches of 4
     assert shape == {"n": 6, "stops": {"token_cap": 1.0}, "tokens_mean": 6.0}
 
 

@@ -270,8 +270,7 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")
         facts = dict(facts)  # described in place once the env step has set the recommended variables
         check = Check(facts, cfg, swaps, lay, steps, model, say)
-        check.record.after = lambda: io.write_json(lay.gpu_check_record,
-                                                   unfinished_record(check, facts, argv, time.time() - t0))
+        check.record.after = lambda: write_unfinished(check, facts, argv, time.time() - t0, say)
         check.run()
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
         plot = report.plot_methods(curves, lay.gpu_check_plot, facts["kind"])
@@ -299,10 +298,19 @@ def build_record(check: Check, facts: dict, argv: list[str] | None, seconds: flo
             "steps": check.record.steps}
 
 
+def write_unfinished(check: Check, facts: dict, argv: list[str] | None, seconds: float,
+                     say: Callable[[str], None]) -> None:
+    """The partial gpu-check.json after a step; a failed write (a full disk) is said, never the end of the check."""
+    try:
+        io.write_json(check.lay.gpu_check_record, unfinished_record(check, facts, argv, seconds))
+    except OSError as exc:
+        say(f"gpu-check: could not write the partial record {check.lay.gpu_check_record}: {exc}")
+
+
 def unfinished_record(check: Check, facts: dict, argv: list[str] | None, seconds: float) -> dict:
     """gpu-check.json while the check runs, rewritten as each step ends: a check cut short (a timeout, a hung step,
     the box taken back) leaves the steps it got through, and says it did not finish rather than that it passed."""
-    last = check.record.steps[-1]["name"] if check.record.steps else None
+    last = check.record.steps[-1]["name"]  # written only after a step is recorded
     return {**build_record(check, facts, argv, seconds), "ok": False, "exit_status": None, "complete": False,
             "unfinished": f"the check stopped after the {last} step, or is still running: the steps after it have "
                           "no record"}
