@@ -155,20 +155,14 @@ def _reply_shape_without_deadline(run: Path) -> dict:
     """The trained reasoner on the measurement's held-out puzzles, the deadline lifted
     (reasoner_measure.reply_shape)."""
     from helpers.agents import build
-    from helpers.agents.reasoner import Reasoner
-    from helpers.agents.stages import reasoner_measure
-    mp = pytest.MonkeyPatch()
-    mp.setenv("KIT_RUNS_DIR", str(run.parent))
-    try:
+    from helpers.agents.stages import reasoner_measure, reasoner_train
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_RUNS_DIR", str(run.parent))
         cfg = config.load_profile("smoke", run.name)
         model, tokenizer, info = build.load_team_model(cfg, [config.REASONER])
         assert config.REASONER in info["members"], info
-        questions = reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds,
-                                              levels=cfg.reasoner.levels)
-        reasoner = Reasoner(model, tokenizer, member=config.REASONER, max_new_tokens=cfg.agents.reason_max_tokens)
-        return reasoner_measure.reply_shape(reasoner, questions)
-    finally:
-        mp.undo()
+        agent = build.answer_agent(model, tokenizer, {"reasoner": config.REASONER}, cfg.agents, mode="reason")
+        return reasoner_measure.reply_shape(agent.reasoner, reasoner_train.measure_questions(cfg))
 
 
 def _reasoner_trained_its_shape(run: Path, reason: dict) -> None:

@@ -30,7 +30,7 @@ from helpers.records import LETTERS
 MODES = ANSWER_MODES  # letter, reason
 HARNESS_BATCH = 5  # the organisers' default --batch_size
 MAX_P = 0.05  # reasoning must beat letter-only on the same puzzles at this one-sided significance (sign test)
-NO_DEADLINE_S = 1e6  # seconds no batch of replies reaches: the token cap alone stops writing (reply_shape)
+NO_DEADLINE_S = 1e6  # seconds no batch reaches: only the token cap or a reply's own end stops it (reply_shape)
 MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "reason_max_tokens",
                    "decode_ms_per_token")  # the last sets the chats' token budget
 
@@ -108,7 +108,7 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
             "by_level": {k: _accuracy(v) for k, v in sorted(by_level.items())},
             "by_wording": {k: _accuracy(v) for k, v in sorted(by_wording.items())},
             "latency": timing.latency_summary([m["seconds"] for m in metas], limit_s or agent.time_limit_s),
-            "stops": {s: round(stops[s] / len(rows), 4) for s in STOPS if stops[s]},
+            "stops": stop_shares(stops, len(rows)),
             "cut_share": round((stops["deadline"] + stops["token_cap"] + stops["no_time"]) / len(rows), 4),
             "first_step": first_steps(questions, answers, metas),
             "tokens_mean": round(sum(m.get("tokens", 0) for m in metas) / len(rows), 1),
@@ -120,15 +120,19 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
 
 
 def reply_shape(reasoner: Reasoner, questions: list[dict], *, batch_size: int = HARNESS_BATCH) -> dict:
-    """How the reasoner's replies end with the deadline lifted, so the token cap alone stops them: the share of each
+    """How the reasoner's replies end with the deadline lifted (only the token cap or their own end stops them): each
     stop (STOPS) and the mean tokens of reasoning. This is the shape training taught, whatever the machine's decode
     speed: measure's stops are under the answer budget, where a slow or busy CPU cuts replies a fast one finishes."""
-    metas: list[dict] = []
-    for start in range(0, len(questions), max(1, batch_size)):
-        metas += reasoner.answer(questions[start:start + max(1, batch_size)], NO_DEADLINE_S)
-    stops = Counter(m["stop"] for m in metas)
-    return {"n": len(metas), "stops": {s: round(stops[s] / len(metas), 4) for s in STOPS if stops[s]},
+    size, metas = max(1, batch_size), []
+    for start in range(0, len(questions), size):
+        metas += reasoner.answer(questions[start:start + size], NO_DEADLINE_S)
+    return {"n": len(metas), "stops": stop_shares(Counter(m["stop"] for m in metas), len(metas)),
             "tokens_mean": round(sum(m["tokens"] for m in metas) / len(metas), 1)}
+
+
+def stop_shares(stops: Counter, n: int) -> dict:
+    """{stop: share of the n replies} for each of STOPS that occurred."""
+    return {s: round(stops[s] / n, 4) for s in STOPS if stops[s]}
 
 
 def sign_test(wins: int, losses: int) -> float:

@@ -53,6 +53,12 @@ def rl_is_current(cfg: config.Profile, model: Any) -> bool:
     return (io.read_json(lay.rl_report).get("params") or {}).get("rl") == config.as_dict(cfg.rl)
 
 
+def measure_questions(cfg: config.Profile) -> list[dict]:
+    """The held-out puzzles a run's reasoner is measured on (reasoner.measure of them, from the run's seed)."""
+    return reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds,
+                                     levels=cfg.reasoner.levels)
+
+
 def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, sel: dict | None = None,
                 recommendation: dict | None = None) -> dict:
     """Letter-only (the A-agent's selection) against reasoning (the reasoner), and the reinforced reasoner when its
@@ -68,8 +74,7 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
                             "missing: the reasoner is not trained (notebook 08 section 4, or "
                             "`python -m helpers.agents.stages reasoner`)")
     agents = replace(cfg.agents, model_question_share=0.0)
-    questions = reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed,
-                                          kinds=agents.puzzle_kinds, levels=cfg.reasoner.levels)
+    questions = measure_questions(cfg)
     lay = RunLayout.of(cfg)
     training = io.read_jsonl(lay.reasoner_data) if lay.reasoner_data.exists() else []
     wordings = reasoner_measure.mark_wordings(questions, training) if training else Counter()
