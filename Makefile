@@ -19,6 +19,10 @@ PYTEST_ARGS ?=
 # files with most tests first, which left the 13-minute writer for last.
 PYTEST_JOBS ?= 2
 PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
+# Every tier leaves each test's duration: the slowest 25 at the end of its output, and all of them in
+# runs/test-reports/<tier>.xml (JUnit XML: a test's `time`, its file, its outcome), which docs/testing.md's budgets
+# are measured from.
+TIMES = --durations=25 --junitxml=runs/test-reports/$(1).xml
 # Second venv with the challenge container's pins (transformers 4.51.3, trl 0.19.0): see constraints-container.txt.
 CVENV ?= .venv-container
 CPY := $(CVENV)/bin/python
@@ -127,7 +131,7 @@ setup-gpu: setup
 # installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
 test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
-	$(GPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+	$(GPY) -m pytest $(PYTEST_PAR) $(call TIMES,gpu-stack) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py helpers/env/pinsets.py
 	@set -e; \
@@ -153,21 +157,22 @@ rehearse: setup
 
 # The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..08, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
+REHEARSAL_JOB ?=
 test-rehearsal: setup
-	$(PY) -m pytest tests/test_rehearsal.py -m rehearsal --durations=5 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_rehearsal.py -m rehearsal $(call TIMES,rehearsal$(REHEARSAL_JOB)) $(PYTEST_ARGS)
 
 # The profiles tier (tests/test_profiles.py): notebook 00 on every profile in configs/ as it is, with its real model's
 # name (no weights needed: the estimates, the RL memory, the reasoning budget and the time plan), ~1-2 min. make test
 # leaves it out; CI runs it after make test.
 .PHONY: test-profiles
 test-profiles: setup
-	$(PY) -m pytest tests/test_profiles.py -m profiles --durations=3 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_profiles.py -m profiles $(call TIMES,profiles) $(PYTEST_ARGS)
 
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_PAR) -m "not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test) -m "not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 test-fast: setup
-	$(PY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test-fast) -m "not pipeline and not realmodel and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 # Is this box ready? (helpers/env/gpu_check, README "Is this box ready? make gpu-check"): the env check, LoRA, rsLoRA and
 # DoRA through the kit's training loop, letters on the device against the CPU, the reasoner, two GRPO steps and the
@@ -187,7 +192,7 @@ gpu-check: $(if $(filter command line,$(origin PY)),,setup)
 # package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~75 s on
 # 2 cores). make test leaves it out; CI runs it after make test-profiles.
 test-gpu-check: setup
-	$(PY) -m pytest tests/test_gpu_check.py -m gpucheck --durations=3 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/test_gpu_check.py -m gpucheck $(call TIMES,gpu-check) $(PYTEST_ARGS)
 
 # The notebooks' code type-checked: nbqa hands mypy each notebook's code cells as one module, in cell order, with
 # pyproject.toml's [tool.mypy] (a name that changes type between cells, a name read before the cell that sets it or set
@@ -196,13 +201,13 @@ test-gpu-check: setup
 # Needs only the venv (no model, no run). 19-25 s cold, 13-16 s warm on 2 shared cores (docs/testing.md).
 typecheck: $(STAMP)
 	$(PY) -m nbqa mypy notebooks --no-color-output
-	$(PY) -m pytest -q tests/test_notebooks_typecheck.py
+	$(PY) -m pytest -q tests/test_notebooks_typecheck.py $(call TIMES,typecheck)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
-	$(CPY) -m pytest $(PYTEST_PAR) -m "not pipeline and not realmodel and not nolibs and not unslothwheels and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
+	$(CPY) -m pytest $(PYTEST_PAR) $(call TIMES,container) -m "not pipeline and not realmodel and not nolibs and not unslothwheels and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
 # Built like the main venv, on the pin set `box plan --stack container` gives this Python: constraints.txt with
 # constraints-container.txt laid over it, and on Python 3.10 constraints-py310.txt too (helpers/env/pinsets.py). The

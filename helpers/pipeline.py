@@ -205,38 +205,107 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     extra["source"] = source_fingerprint()
     lay.pipeline_record.unlink(missing_ok=True)  # an interrupted re-run must not pass for the run before it
     with tee_terminal(lay.terminal_log):
-        _run_notebooks(notebooks, lay, params, extra, results)
+        _run_notebooks(notebooks, cfg, params, extra, results)
     write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
     _write_report(lay.root)
     return results
 
 
-def _run_notebooks(notebooks: list[Path], lay: RunLayout, params: dict, extra: dict, results: list[dict]) -> None:
-    """Each notebook in turn through papermill into the run's notebooks/; a failure is recorded, then raised."""
-    import papermill as pm
-
-    kernel, out_dir = kernel_name(), lay.notebooks_dir
-    for nb in notebooks:
-        out = out_dir / nb.name
-        t0 = time.time()
-        print(f"[pipeline] {nb.name} ...", flush=True)
-        try:
-            pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name=kernel,
-                                cwd=str(nb.parent), progress_bar=False, log_output=False,
-                                # the kernel app's own notices (e.g. "running over TCP without encryption" on
-                                # localhost) once per notebook would bury the stage lines; errors still show
-                                extra_arguments=["--IPKernelApp.log_level=ERROR"],
-                                kernel_manager_class=quiet_shutdown_kernel_manager())
-        except Exception as exc:  # papermill wraps cell errors; anything else (kernel death) too
-            message = _describe_failure(nb, out, exc)
-            results.append({"notebook": nb.name, "status": "failed", "seconds": round(time.time() - t0, 1),
-                            "error": message.splitlines()[0]})
+def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, extra: dict, results: list[dict]) -> None:
+    """Each notebook through papermill into the run's notebooks/, in order, the training notebooks side by side
+    where the machine allows (training_jobs); a failure is recorded, then raised."""
+    lay = RunLayout.of(cfg)
+    out_dir, pos = lay.notebooks_dir, 0
+    while pos < len(notebooks):
+        group = side_by_side(notebooks[pos:])
+        jobs, why = training_jobs(cfg, len(group)) if len(group) > 1 else (1, "")
+        if jobs > 1:
+            print(f"[pipeline] {', '.join(nb.name for nb in group)} side by side ({jobs} at a time: {why})",
+                  flush=True)
+            outcomes = _execute_together(group, out_dir, params, jobs)
+        else:
+            group = group[:1]
+            outcomes = [execute_notebook(str(group[0]), str(out_dir / group[0].name), params)]
+        for nb, (message, secs) in zip(group, outcomes):
+            if message is None:
+                results.append({"notebook": nb.name, "status": "ok", "seconds": secs,
+                                "executed": str(out_dir / nb.name)})
+            else:
+                results.append({"notebook": nb.name, "status": "failed", "seconds": secs,
+                                "error": message.splitlines()[0]})
+        failed = [message for message, _ in outcomes if message is not None]
+        if failed:
             write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
             _write_report(lay.root)  # a team wants the report of what did run
-            raise StageFailed(message) from None
-        secs = round(time.time() - t0, 1)
-        results.append({"notebook": nb.name, "status": "ok", "seconds": secs, "executed": str(out)})
-        print(f"[pipeline] {nb.name} ok in {secs:.1f}s", flush=True)
+            raise StageFailed(failed[0])
+        pos += len(group)
+
+
+# Notebooks that read only what the stages before them wrote and write only their own models/<name>/: the three
+# adapters' trainings (03/04/05), which may run side by side.
+SIDE_BY_SIDE = ("03", "04", "05")
+
+
+def side_by_side(notebooks: list[Path]) -> list[Path]:
+    """The first notebook and, when it is a training notebook, the training notebooks right after it."""
+    group = notebooks[:1]
+    if group and group[0].name[:2] in SIDE_BY_SIDE:
+        for nb in notebooks[1:]:
+            if nb.name[:2] not in SIDE_BY_SIDE:
+                break
+            group.append(nb)
+    return group
+
+
+def training_jobs(cfg: config.Profile, n: int) -> tuple[int, str]:
+    """How many training notebooks run at once: all n on a CPU where each trains on fewer threads than the cores
+    (the tiny model trains on one: three side by side on 2 cores take about 1.5x one, not 3x); one where a GPU
+    trains (its memory is planned for one training), where a training takes the cores (the cpu profile's 2
+    threads on 2 cores), or where env.json says nothing (KIT_TRAINING_JOBS=1 forces one at a time). (jobs, why)"""
+    from helpers.models.members import cpu_threads
+    forced = os.environ.get("KIT_TRAINING_JOBS")
+    if forced:
+        return max(1, min(n, int(forced))), "KIT_TRAINING_JOBS"
+    try:
+        backend = (read_json(RunLayout.of(cfg).env).get("recommendation") or {}).get("backend")
+    except (OSError, ValueError, AttributeError):
+        backend = None
+    threads = cpu_threads(cfg.train, "tiny" if cfg.model.weights == "tiny" else None)
+    cores = os.cpu_count() or 1
+    if backend != "cpu" or not threads or threads * 2 > cores:
+        return 1, f"backend {backend}, {threads or 'all'} torch threads each, {cores} cores"
+    return n, f"CPU training on {threads} torch thread(s) each, {cores} cores"
+
+
+def execute_notebook(nb: str, out: str, params: dict) -> tuple[str | None, float]:
+    """One notebook through papermill: (None or the failure's message naming notebook, cell and error, seconds).
+    A top-level function so a side-by-side group can run it in spawned processes."""
+    import papermill as pm
+
+    t0 = time.time()
+    print(f"[pipeline] {Path(nb).name} ...", flush=True)
+    try:
+        pm.execute_notebook(nb, out, parameters=params, kernel_name=kernel_name(),
+                            cwd=str(Path(nb).parent), progress_bar=False, log_output=False,
+                            # the kernel app's own notices (e.g. "running over TCP without encryption" on
+                            # localhost) once per notebook would bury the stage lines; errors still show
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                            kernel_manager_class=quiet_shutdown_kernel_manager())
+    except Exception as exc:  # papermill wraps cell errors; anything else (kernel death) too
+        return _describe_failure(Path(nb), Path(out), exc), round(time.time() - t0, 1)
+    secs = round(time.time() - t0, 1)
+    print(f"[pipeline] {Path(nb).name} ok in {secs:.1f}s", flush=True)
+    return None, secs
+
+
+def _execute_together(group: list[Path], out_dir: Path, params: dict, jobs: int) -> list[tuple[str | None, float]]:
+    """The group's notebooks in `jobs` spawned processes (each starts its own kernel), every one run to its end."""
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(execute_notebook, str(nb), str(out_dir / nb.name), params) for nb in group]
+        return [f.result() for f in futures]
 
 
 def _write_report(run_dir: Path) -> None:

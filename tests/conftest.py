@@ -62,6 +62,16 @@ def shared_samples() -> Path:
 FIRST_FILES = ("test_writer_real.py", "test_writer_real_base.py")
 
 
+def mark_pure_tests(items) -> None:
+    """Mark `nolibs` every test that reaches no package the other pin sets change (tests/_tiers.py derives it from
+    the source), unless it is marked `pins`: those tiers deselect it, and `make test` runs it once."""
+    import _tiers
+    for item in items:
+        if item.get_closest_marker("pins") is None and not _tiers.varying(item.path.stem, item.function.__qualname__):
+            item.add_marker(pytest.mark.nolibs)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection reads the markers
 def pytest_collection_modifyitems(config, items):
     """The real writer's files first (its training, the longest file, and the base measured beside it), then the
     smoke pipeline, the browser test last. With `-n 2 --dist loadfile` (make test) each worker takes the next file
@@ -76,6 +86,8 @@ def pytest_collection_modifyitems(config, items):
             return 0
         return 1 if item.get_closest_marker("pipeline") else 2
     items.sort(key=tier)  # stable: file and test order kept within a tier
+    if "nolibs" in (config.option.markexpr or ""):  # only the tiers that select on it pay for the derivation
+        mark_pure_tests(items)
 
 
 @contextlib.contextmanager

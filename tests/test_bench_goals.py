@@ -12,7 +12,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_all  # noqa: E402
 
-pytestmark = pytest.mark.nolibs
 
 row = bench_all._row
 

@@ -18,7 +18,6 @@ from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN
 from helpers.puzzles.deduction.__main__ import main
 from helpers.puzzles.seating import classic
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 # A row of five: Ana at the left end, Ben her right neighbour, Cy at an end, Dee Cy's left neighbour -> Eli third.
 PUZZLE = {"kind": "seating_linear", "people": ["Ana", "Ben", "Cy", "Dee", "Eli"], "facing": "centre",

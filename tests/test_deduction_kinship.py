@@ -18,7 +18,6 @@ from helpers.puzzles.kinship import coded, gender, kinds
 from helpers.puzzles.kinship import tree as fam
 from helpers.puzzles.kinship.facts import gender_models, relation_terms
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 N = 10  # generated puzzles per family and level
 # Ben's father is Carl, Carl's brother is Dan: Dan is Ben's uncle (Eva, Ben's sister, is noise).

@@ -21,7 +21,6 @@ from helpers.puzzles.deduction.layouts import LAYOUTS, LayoutBoard
 from helpers.puzzles.deduction.words import fact_text
 from helpers.puzzles.seating.solver import Model
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 PER_COMBO = 6  # catalogue puzzles per family and level (~0.5 s each at most)
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.nolibs  # reads notebooks and helpers' annotations; mypy never imports an ML library
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -15,7 +15,6 @@ import pytest
 
 from helpers.env import pinsets
 
-pytestmark = pytest.mark.nolibs
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = {"pins": "main", "transformers": "5.23.0", "trl": "1.16.0"}
 CONTAINER = {"pins": "container", "transformers": "4.51.3", "trl": "0.19.0"}

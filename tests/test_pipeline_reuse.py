@@ -136,3 +136,33 @@ def test_a_rerun_drops_the_old_record_before_its_first_notebook(tmp_path, monkey
     monkeypatch.setattr(pipeline, "_write_report", lambda run_dir: None)
     pipeline.run_pipeline("smoke", "smoke")
     assert seen == [False]
+
+
+# ---------------------------------------------------------------- the training notebooks side by side
+def test_only_the_training_notebooks_go_side_by_side():
+    names = [Path(n) for n in ("02_curriculum.ipynb", "03_a.ipynb", "04_b.ipynb", "05_c.ipynb", "06_v.ipynb")]
+    assert pipeline.side_by_side(names) == names[:1]
+    assert pipeline.side_by_side(names[1:]) == names[1:4]
+    assert pipeline.side_by_side(names[3:]) == names[3:4]
+
+
+@pytest.mark.parametrize("backend,weights,threads,cores,jobs", [
+    ("cpu", "tiny", None, 2, 3),         # the tiny model trains on one thread: all three on 2 cores
+    ("cpu", "tiny", None, 1, 1),         # one core: one at a time
+    ("cpu", "smollm2-135m", 2, 2, 1),    # the cpu profile's 2 threads take both cores
+    ("cpu", "smollm2-135m", None, 16, 1),  # torch's default threads take every core
+    ("cuda", "tiny", None, 16, 1),       # a GPU's memory is planned for one training
+    (None, "tiny", None, 2, 1),          # no env.json: nothing known, one at a time
+])
+def test_the_trainings_run_side_by_side_only_on_a_cpu_with_cores_to_spare(tmp_path, monkeypatch, backend, weights,
+                                                                           threads, cores, jobs):
+    monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
+    monkeypatch.delenv("KIT_TRAINING_JOBS", raising=False)
+    cfg = pipeline.config.load_profile("smoke", "jobs", {"model.stand_in": weights} if weights != "tiny" else {})
+    cfg = pipeline.config.with_overrides(cfg, {"train.cpu_threads": threads})
+    if backend:
+        write_json(RunLayout.of(cfg).env, {"recommendation": {"backend": backend}})
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert pipeline.training_jobs(cfg, 3)[0] == jobs
+    monkeypatch.setenv("KIT_TRAINING_JOBS", "1")
+    assert pipeline.training_jobs(cfg, 3) == (1, "KIT_TRAINING_JOBS")

@@ -14,7 +14,6 @@ import _proof_seating as proof
 from helpers import puzzles
 from helpers.puzzles.seating import layouts
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 SEED = 29
 PER_PAIR = 8  # records per family x level: building them is most of this file's ~10 s of CPU

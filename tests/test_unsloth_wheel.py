@@ -16,7 +16,6 @@ from helpers import config, models
 from helpers.models import unsloth_api
 from helpers.env import box, gpu_setup, stack
 
-pytestmark = pytest.mark.nolibs  # reads wheels and kit code; no ML library is imported
 
 # The machines the GPU path runs on: Linux x86_64 (MI300X, NVIDIA boxes), the kit's Python.
 LINUX = {**default_environment(), "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
