@@ -11,27 +11,36 @@ from helpers.puzzles import deduction
 from helpers.puzzles.deduction import reading
 from helpers.puzzles.deduction.measure import verdict
 
+import _pool
+
 pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 COVERED = deduction.KINDS  # every seating family
+# Puzzles per family and level whose written first step is read back: every readable one must read as true, so a
+# reader that misreads 1 step in 6 of a family's (10-24 written) fails with p >= 0.84 at 10, 0.987 at 24 (1 - (5/6)^n).
+PER_LEVEL = 8
 
 
-def _written(kind: str, level: int, n: int, seed: int = 11) -> list[tuple[dict, str]]:
-    """(puzzle, checked deduction) for up to n catalogue puzzles of a family and level."""
-    rng, out = random.Random(f"reading:{seed}:{kind}:{level}"), []
-    for i in range(n):
-        rec = puzzles.make_puzzle(kind, level, i % 4, rng, {}, id=f"r-{i}")
-        outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
-        if outcome == "ok":
-            out.append((rec["puzzle"], text))
-    return out
+def _written(kind: str, level: int, n: int) -> list[tuple[dict, str]]:
+    """(puzzle, checked deduction) for the first n puzzles of a family and level in the shared pool (tests/_pool.py)
+    that have one: written once and kept with the pool, for every test and run that reads them (the writer's search
+    takes ~40 s over them all)."""
+    def write() -> list[tuple[dict, str]]:
+        out = []
+        for rec in _pool.records(kind, level, n):
+            outcome, text = verdict(rec["puzzle"], rec["choices"][rec["answer"]])
+            if outcome == "ok":
+                out.append((rec["puzzle"], text))
+        return out
+    written = _pool.cached(f"written-{kind}-{level}-{n}", write, roots=("helpers.puzzles.deduction.measure",))
+    return [(puzzle, text) for puzzle, text in written]
 
 
 @pytest.mark.parametrize("kind", COVERED)
 def test_the_writers_first_steps_read_back_as_true(kind):
     """Every first step reads back as true, but a block ("R, V and H sit together, going left") or a case, which the
     reader leaves unreadable by design (a floor, never a guess in the model's favour)."""
-    written = [(p, text) for level in (1, 2, 3) for p, text in _written(kind, level, 8)]
+    written = [(p, text) for level in (1, 2, 3) for p, text in _written(kind, level, PER_LEVEL)]
     assert len(written) >= 10  # most are written under the 100-word limit (a rectangle's and mixed facing's the fewest)
     found = [(reading.first_step(p, text), _by_design_unreadable(text)) for p, text in written]
     assert all(verdict == ("unreadable" if block else "valid") for verdict, block in found), found
@@ -57,7 +66,8 @@ def _swap(sentence: str) -> str:
 
 @pytest.mark.parametrize("kind", ("seating_linear", "seating_circular", "seating_attributes"))
 def test_a_first_step_turned_the_wrong_way_reads_as_false(kind):
-    swapped = [(p, _swap(reading.first_sentence(t)) + ".") for lv in (1, 2) for p, t in _written(kind, lv, 8)
+    swapped = [(p, _swap(reading.first_sentence(t)) + ".") for lv in (1, 2)
+               for p, t in _written(kind, lv, PER_LEVEL)
                if " or " not in reading.first_sentence(t) and _LINK.search(reading.first_sentence(t))]
     assert len(swapped) >= 4
     verdicts = [reading.first_step(p, s) for p, s in swapped]
@@ -65,7 +75,7 @@ def test_a_first_step_turned_the_wrong_way_reads_as_false(kind):
 
 
 def test_a_step_true_from_every_clue_but_not_from_the_one_cited_is_false():
-    puzzle, text = _written("seating_linear", 2, 6)[0]
+    puzzle, text = _written("seating_linear", 2, PER_LEVEL)[0]
     sentence = reading.first_sentence(text)
     cited = int(sentence.split(",")[0].split()[-1])
     other = 1 if cited != 1 else 2
@@ -77,7 +87,7 @@ def test_a_step_true_from_every_clue_but_not_from_the_one_cited_is_false():
 
 
 def test_what_is_not_a_deductions_sentence_is_not_read():
-    puzzle, _ = _written("seating_circular", 1, 4)[0]
+    puzzle, _ = _written("seating_circular", 1, PER_LEVEL)[0]
     assert reading.first_step(puzzle, "") == "empty"
     assert reading.first_step(puzzle, "Let me think about who sits where.") == "unreadable"
     assert reading.first_step(puzzle, "By clue 9, Ana sits at the left end.") == "unreadable"  # no clue 9
@@ -88,8 +98,8 @@ def test_what_is_not_a_deductions_sentence_is_not_read():
 
 
 def test_a_split_reads_as_one_claim_of_alternatives():
-    puzzle, text = next((p, t) for seed in (11, 12, 13) for lv in (1, 2, 3)
-                        for p, t in _written("seating_linear", lv, 12, seed) if " or " in reading.first_sentence(t))
+    puzzle, text = next((p, t) for lv in (1, 2, 3) for p, t in _written("seating_linear", lv, 12)
+                        if " or " in reading.first_sentence(t))
     step = reading.read_step(puzzle, reading.first_sentence(text))
     assert step is not None and step.claims[0][0] == "or" and len(step.claims[0]) >= 3
     assert reading.first_step(puzzle, text) == "valid"

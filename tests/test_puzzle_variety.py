@@ -9,15 +9,22 @@ from helpers import puzzles
 from helpers.puzzles import variety
 from helpers.puzzles.seating import classic as seating_classic
 
+import _pool
+
 pytestmark = pytest.mark.nolibs  # plain Python: the container tier skips it (see pyproject.toml)
 
-# Level-3 puzzles per family: the fast families build in a few ms, the exact-solver seating ones in ~0.1-0.3 s, so
-# the sample builds in ~40 s on 2 cores.
+# Level-3 puzzles per family from the shared pool (tests/_pool.py). The floors below are counts: a generator with one
+# wording writes one opening and one wording per clue kind, far under them (test_a_generator_with_one_wording_fails).
+# The caps are rates: a form asked 6 points over its cap (84% against 78%) fails with p >= 0.99 at 240 puzzles, 12-19
+# points over (caps of 45-77%) at 40; the caps sit 15 points above the shares they were set on, so asking one form ~21
+# (at 240) or ~34 (at 40) points more often than then fails, and a family collapsed onto one form always does.
 N_FAST, N_SLOW = 240, 40
 # Per family: (openings at least, wordings of its least varied clue kind at least, the most asked form at most %,
-# letter names at most %). This sample measured: openings 2-9, fewest wordings per clue kind 1-3 (pointing's one
-# sentence 22), top form 30-88% where a family asks several, letter names 0-92%. Floors one below a count of 3 or
-# more (a count of 1-2 kept: the sample is seeded), caps 15 points above the shares (~2.4 s.e. at 40 puzzles).
+# letter names at most %). Set on an earlier sample (openings 2-9, fewest wordings per clue kind 1-3, pointing's one
+# sentence 22, top form 30-88% where a family asks several, letter names 0-92%): floors one below a count of 3 or more
+# (a count of 1-2 kept: the sample is seeded), caps 15 points above the shares (~2 s.e. at 40 puzzles, where a share
+# moves ~8 points from one draw to the next). The pool's sample: openings 2-9, wordings 1-5 (pointing 20), top form
+# 40-86%, letter names 0-95%; parallel rows' letter names, 56% then, are 71.0% now, at their cap.
 # None: the family asks one form only (square: who; pointing: a relation).
 FLOORS = {
     "seating_linear": (2, 2, 77, 70),
@@ -52,9 +59,9 @@ def shortfalls(kind: str, fig: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def samples() -> dict[str, list[dict]]:
-    """Level-3 puzzles of every family, as bench/bench_variety.py draws them (the slow families on 2 processes)."""
-    return {k: puzzles.generate(N_FAST if k in puzzles.FAST_KINDS else N_SLOW, seed=26, kinds=(k,), levels=(3,),
-                                workers=1 if k in puzzles.FAST_KINDS else 2) for k in puzzles.KINDS}
+    """Level-3 puzzles of every family (the shared pool's, as puzzles.generate makes them)."""
+    _pool.warm(puzzles.KINDS)
+    return {k: _pool.records(k, 3, N_FAST if k in puzzles.FAST_KINDS else N_SLOW) for k in puzzles.KINDS}
 
 
 @pytest.mark.parametrize("kind", puzzles.KINDS)

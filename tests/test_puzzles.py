@@ -22,9 +22,17 @@ from helpers.puzzles.kinship import tree as family_tree
 from helpers.puzzles.seating import classic as seating_classic
 from helpers.records import validate
 
+import _pool
+
 ROOT = Path(__file__).resolve().parent.parent
 
-BULK = 5_000  # the bulk check of the first three families: ~25 s for generate (with measure) + verify + filter
+# The bulk check of the first three families, from the shared pool (tests/_pool.py): 556 of each level, 5,004 records
+# through verify() and the filter. Every record must pass, so a fault in 1 record in 1,000 fails it with p = 0.993
+# (1 - 0.999^5004), one in 1 in 2,000 with p = 0.92; enough for the generators, whose every key is proven on
+# each build and whose other tests read every family at every level.
+BULK_PER_LEVEL = 556
+BULK_COMBOS = [(kind, level) for kind in puzzles.CLASSIC_KINDS for level in puzzles.LEVELS]
+BULK = BULK_PER_LEVEL * len(BULK_COMBOS)
 
 
 def linear(clues: list, question: list, people=("Ana", "Ben", "Cal", "Dev")) -> dict:
@@ -435,8 +443,8 @@ def test_bad_arguments_are_refused():
 
 @pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_family_generator_and_solver_never_disagree():
-    stats: dict = {}
-    recs = puzzles.generate(600, seed=13, kinds=("family",), stats=stats)
+    recs = [r for level in puzzles.LEVELS for r in _pool.records("family", level, 200)]
+    stats = _pool.stats("family")  # over every build of the pool's 2,004
     assert stats.get("solver_disagrees", 0) == 0 and stats.get("contradiction", 0) == 0
     assert len({r["puzzle"]["question"][0] for r in recs}) == 2  # both relation and who questions
     # every intro, fact wording and question wording is used, so no template gives the family away
@@ -459,45 +467,58 @@ def test_level_3_family_chains_cross_generations_and_derive_their_links():
 
 @pytest.fixture(scope="module")
 def bulk():
-    """BULK generated records, the stats of making them, and the seconds it took."""
-    stats: dict = {}
-    start = time.perf_counter()
-    recs = puzzles.generate(BULK, seed=2025, stats=stats, kinds=puzzles.CLASSIC_KINDS)
-    return recs, stats, time.perf_counter() - start
+    """BULK generated records, BULK_PER_LEVEL of each family and level as puzzles.generate made them, the families and
+    levels cycling as in one generate call (so any prefix holds them all); and the stats of making their pools."""
+    _pool.warm(puzzles.CLASSIC_KINDS)
+    recs = [r for group in zip(*(_pool.records(kind, level, BULK_PER_LEVEL) for kind, level in BULK_COMBOS))
+            for r in group]
+    stats = Counter()
+    for kind in puzzles.CLASSIC_KINDS:
+        stats.update(_pool.stats(kind))
+    return recs, stats
 
 
 @pytest.fixture(scope="module")
 def puzzle_tokenizer():
-    """A byte-level BPE trained locally on puzzle text of another seed (no hub download). 2,000 tokens: at 600 it
-    split the rarer of names.py's 174 names into single bytes and counted a level-3 family question at 139-156
-    tokens, which SmolLM2's 49,152-token tokenizer counts at 110 at most; Qwen's 151,646 splits finer still."""
+    """A byte-level BPE trained locally on puzzle text the bulk check does not read (no hub download): the pool's
+    1,008 records after the bulk's, trained once and kept with the pool. 2,000 tokens: at 600 it split the rarer of
+    names.py's 174 names into single bytes and counted a level-3 family question at 139-156 tokens, which SmolLM2's
+    49,152-token tokenizer counts at 110 at most; Qwen's 151,646 splits finer still."""
+    import tokenizers
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(_pool.cached("bpe-2000", train_tokenizer, extra=(tokenizers.__version__,)))
+
+
+def train_tokenizer() -> str:
+    """The trained tokenizer as JSON."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    recs = puzzles.generate(1_000, seed=99, kinds=puzzles.CLASSIC_KINDS)
-    text = [r["question"] + " " + r["explanation"] for r in recs]
+    text = [r["question"] + " " + r["explanation"] for kind, level in BULK_COMBOS
+            for r in _pool.records(kind, level)[BULK_PER_LEVEL:]]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=2_000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
     tok.train_from_iterator(text, trainer=trainer)
-    return tok
+    return tok.to_str()
 
 
 def test_bulk_records_all_verify(bulk):
-    recs, stats, seconds = bulk
+    recs, stats = bulk
     start = time.perf_counter()
     failures = [(r["id"], puzzles.problems(r)) for r in recs if not puzzles.verify(r)]
     verify_seconds = time.perf_counter() - start
     assert failures == []
     assert len({r["id"] for r in recs}) == BULK
-    assert stats["accepted"] == BULK and stats["attempts"] >= BULK
-    print(f"\n{BULK} puzzles: generate {seconds:.1f}s ({BULK / seconds:.0f}/s), verify {verify_seconds:.1f}s; "
-          f"stats {stats}")
+    pooled = sum(len(puzzles.LEVELS) * _pool.size(kind) for kind in puzzles.CLASSIC_KINDS)
+    assert stats["accepted"] == pooled and stats["attempts"] >= pooled
+    print(f"\n{BULK} puzzles: verify {verify_seconds:.1f}s; stats of their pools {dict(stats)}")
 
 
 def test_bulk_records_fit_the_length_bounds(bulk):
-    recs, _, _ = bulk
+    recs, _ = bulk
     assert max(puzzles.official_length(r["question"], r["choices"]) for r in recs) < 400
     assert max(len(r["explanation"].split()) for r in recs) < 100
     assert min(len(r["explanation"].split()) for r in recs) > 5
@@ -506,7 +527,7 @@ def test_bulk_records_fit_the_length_bounds(bulk):
 
 
 def test_bulk_records_pass_the_official_filter(bulk, puzzle_tokenizer):
-    recs, _, _ = bulk
+    recs, _ = bulk
     official = [filters.to_official_question(r, "/".join(puzzles.TOPICS[r["puzzle"]["kind"]])) for r in recs]
     kept, dropped = filters.filter_questions(official, puzzle_tokenizer)
     assert dropped == Counter() and len(kept) == BULK
@@ -527,9 +548,13 @@ def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
             assert len(rec["explanation"].split()) < 100
 
 
-# The square table's levels 1 and 2 lie closest (6.8 and 7.5 over 40: most level-1 keys no clue mentions are rejected,
-# seating.unnamed, and those were the easier ones), so 16 puzzles can swap them: it takes 32.
-DIFFICULTY_SAMPLE = {"seating_square": 32}
+# Puzzles per family and level from the shared pool (tests/_pool.py), the slow families' whole pool: a level made
+# easier than the one below by 2.33 s.e. of the difference is seen out of order with p >= 0.99 (0.38 points for the
+# square table's levels 1 and 2, sd 0.7 a puzzle; 0.87 at worst, mixed facing's 1.9 and 1.4). The square's levels 1
+# and 2 lie closest (level 1 drops most keys no clue mentions, seating.unnamed, and those were its easier puzzles):
+# 0.23-0.75 apart over six seeds' 40 (0.27 in this pool), a mean of 0.4 with a spread of 0.2, so about 1 seed in 50
+# would swap them.
+DIFFICULTY_SAMPLE = 40
 
 
 @pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
@@ -537,7 +562,7 @@ def test_measured_difficulty_rises_with_the_level_in_every_family():
     for kind in puzzles.KINDS:
         means = []
         for level in puzzles.LEVELS:
-            recs = puzzles.generate(DIFFICULTY_SAMPLE.get(kind, 16), seed=2, kinds=(kind,), levels=(level,))
+            recs = _pool.records(kind, level, DIFFICULTY_SAMPLE)
             assert all(r["puzzle"]["work"] == puzzles.measure(r["puzzle"]) for r in recs[:4])
             means.append(sum(r["puzzle"]["work"]["score"] for r in recs) / len(recs))
         assert means == sorted(means) and means[-1] > means[0], (kind, means)
