@@ -30,7 +30,6 @@ from helpers.puzzles.kinship.facts import gender_models, relation_terms
 
 import _pool
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 ROOT = Path(__file__).resolve().parent.parent
 

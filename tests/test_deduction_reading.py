@@ -13,7 +13,6 @@ from helpers.puzzles.deduction.measure import verdict
 
 import _pool
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 COVERED = deduction.KINDS  # every seating family
 # Puzzles per family and level whose written first step is read back: every readable one must read as true, so a

@@ -17,7 +17,6 @@ import _pool
 import _proof_kinship as proof
 from helpers.puzzles import catalogue, variety
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 KINDS = ("family", "family_pointing", "family_coded", "family_gender")
 LEVELS = (1, 2, 3)

@@ -11,7 +11,6 @@ from helpers.puzzles.seating import classic as seating_classic
 
 import _pool
 
-pytestmark = pytest.mark.nolibs  # plain Python: the container tier skips it (see pyproject.toml)
 
 # Level-3 puzzles per family from the shared pool (tests/_pool.py). The floors below are counts: a generator with one
 # wording writes one opening and one wording per clue kind, far under them (test_a_generator_with_one_wording_fails).

@@ -285,7 +285,6 @@ def test_names_are_distinct_and_gendered():
     assert not {n.lower() for n in names} & words  # no name is a relation word
 
 
-@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_generate_is_deterministic_per_seed():
     a = puzzles.generate(36, seed=5)
     assert a == puzzles.generate(36, seed=5)
@@ -298,7 +297,6 @@ def test_generate_is_deterministic_per_seed():
     assert head == a
 
 
-@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_generate_is_deterministic_across_processes():
     """String hashing is salted per process: the same seed must still give the same puzzles."""
     code = ("import hashlib, json; from helpers import puzzles; "
@@ -309,7 +307,6 @@ def test_generate_is_deterministic_across_processes():
     assert digests == {local + "\n"}
 
 
-@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_worker_processes_build_the_same_records():
     """Spawned workers build each item from its own seeded generator: the records and counts equal one process's."""
     one, two = {}, {}
@@ -441,7 +438,6 @@ def test_bad_arguments_are_refused():
         puzzles.generate(1, seed=0, levels=(4,))
 
 
-@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_family_generator_and_solver_never_disagree():
     recs = [r for level in puzzles.LEVELS for r in _pool.records("family", level, 200)]
     stats = _pool.stats("family")  # over every build of the pool's 2,004
@@ -557,7 +553,6 @@ def test_seating_explanations_are_the_solvers_deduction_strongest_clue_first():
 DIFFICULTY_SAMPLE = 40
 
 
-@pytest.mark.nolibs  # pure puzzle code: the other pins' tiers skip it
 def test_measured_difficulty_rises_with_the_level_in_every_family():
     for kind in puzzles.KINDS:
         means = []

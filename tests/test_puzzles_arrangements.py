@@ -22,7 +22,6 @@ from helpers.puzzles.seating import layouts
 from helpers.puzzles.seating import solver as seating_solver
 from helpers.puzzles.seating import world as seating_world
 
-pytestmark = pytest.mark.nolibs  # no ML library: the container tier skips it (see pyproject.toml)
 
 NAMES = [n for n, _ in puzzles.NAMES]
 PER_COMBO = 15  # generated puzzles per kind x level (the fixture: ~30 s alone on this 2-core EPYC)

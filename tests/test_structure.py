@@ -260,6 +260,12 @@ def _pure_and_varying() -> tuple[list[Path], dict[str, list[str]]]:
     return pure_files, varying
 
 
+def test_no_test_is_marked_nolibs_by_hand():
+    """tests/conftest.py marks the pure tests at collection; a hand mark would be a second, unchecked opinion."""
+    hand = [p.name for p in (ROOT / "tests").glob("test_*.py") if re.search(r"mark\.nolibs\b", p.read_text())]
+    assert hand == []
+
+
 def test_the_pure_and_varying_tests_are_where_they_should_be():
     """The derivation is not so generous that nothing is pure, nor so lax that the model tests are."""
     pure_files, varying = _pure_and_varying()
