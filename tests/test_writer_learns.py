@@ -8,7 +8,9 @@ writer learns JSON that no solver reads back: it proves nothing).
 What a toy writer can learn in this budget, and so what this test can hold: the generators' wording in the JSON shape.
 Which letter the key sits at it does not learn: on held-out chats the trained writer gave the requested letter the
 lowest loss on 9-31% of them after 12-120 steps (the base: 28-31%), so no test on this model can tell a writer
-trained on wrong keys; the real-model tier (tests/test_writer_real.py) proves its questions end to end instead.
+trained on wrong keys. Nor can the real-model tier: trained on chats whose option at the key was never the solver's
+answer, tests/test_writer_real.py still passed (JSON 12/12, filter 12/12, 4 of 96 replies proven; 6 for a sound
+writer): the 135M writer puts the answer at the key by chance.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import random
 
 import pytest
+import torch
 
 from helpers import config, filters, io, puzzles
 from helpers.agents import build
@@ -36,10 +39,12 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 # hardly moves from the base's liking for the bundled questions it was warmed up on (a wording gain of 0.5 nats).
 OVERRIDES = {"writer.examples": 64, "writer.epochs": 2, "writer.lr": 5.0e-3, "train.cpu_threads": 1}
 HELD_OUT = 24  # chats, both topics in turn, families and levels cycling
-# Bounds, each with what it was measured at over seeds 1234, 1, 2 x 1 and 2 torch threads (figures in nats a token):
-MIN_FALL = 2.0             # the completion's loss, base minus writer: 4.7-4.9; lr0 0.0
-MIN_ALIGNED_LEAD = 0.4     # that fall minus the fall on labels one token left: 0.9-1.0; shift -0.5 to -0.4
-MIN_WORDING_GAIN = 3.0     # the gain in liking a puzzle's question over a bundled one: 4.5-4.7; not_puzzles 1.5-1.7
+# Bounds in nats a completion token, each beside what 24 runs measured (seeds 1234, 1, 2 x 1 and 2 torch threads, on
+# a 2-core AMD EPYC) for a sound writer and for the broken writer it is there to fail:
+MIN_FALL = 2.0             # the completions' loss, base minus writer: 4.85-4.98; lr0 0.00
+MIN_ALIGNED_LEAD = 0.3     # that fall minus the fall on labels one token left: 0.90-1.06; shift -1.48 to -1.34
+MIN_WORDING_GAIN = 3.0     # the writer's liking for the puzzles' questions minus the base's: 4.76-5.00; not_puzzles
+                           # 1.54-1.89 (the base likes the bundled ones better by 5.0-5.1 a question token)
 
 
 def held_out_chats(cfg: config.Profile, n: int) -> list[tuple[tuple[str, str], dict]]:
@@ -62,7 +67,6 @@ def token_losses(model, tok, pair: tuple[str, str], reply: dict) -> dict:
     """The completion's per-token losses after the harness's request for `reply`: on the true next token, on the one
     after it (labels one token left) and which tokens spell the question. Labels are built here from the chat as
     helpers.prompts renders it, not by the training code under test."""
-    import torch
     chat = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": harness_prompt(*pair, reply["answer"])},
             {"role": "assistant", "content": json.dumps(reply, ensure_ascii=False)}]
     prompt, completion = render_chat_example(tok, chat)
@@ -91,7 +95,6 @@ def measure(model, tok, member: str, chats: list, others: list[str]) -> dict:
             nll.append(own["nll"])
             shifted.append(own["shifted"])
             liking.append(float(swapped["question"] - own["question"]))
-    import torch
     return {"loss": float(torch.cat(nll).mean()), "shifted": float(torch.cat(shifted).mean()),
             "wording": sum(liking) / len(liking)}
 
@@ -106,15 +109,19 @@ def test_the_writer_learns_the_generators_questions_and_not_a_label_shift(tmp_pa
     chats = held_out_chats(cfg, HELD_OUT)
     trained = {r["question"] for _, r in io.iter_jsonl(RunLayout.of(cfg).writer_data)}
     assert not trained & {reply["question"] for _, reply in chats}, "a held-out question was trained on"
-    # Bundled questions the stage's chats never hold, which the tiny base was warmed up on (it likes them better)
+    # Bundled general-knowledge questions (the last ones; not_puzzles trains on the first), which the tiny base was
+    # warmed up on: it likes them better than a puzzle's
     others = [r["question"] for r in io.read_jsonl(ROOT / "data" / "general_mcq.jsonl")[-HELD_OUT:]]
     base, writer = (measure(model, tok, m, chats, others) for m in (BASE, WRITER))
     fall, fall_shifted = base["loss"] - writer["loss"], base["shifted"] - writer["shifted"]
     gain = writer["wording"] - base["wording"]
     record_property("measured", {"base": base, "writer": writer, "fall": fall, "fall_shifted": fall_shifted,
                                  "wording_gain": gain})
-    assert fall >= MIN_FALL, ("the completions' loss hardly fell: nothing learned?", base, writer)
-    assert fall - fall_shifted >= MIN_ALIGNED_LEAD, ("labels one token off gained as much: shifted labels?", base,
-                                                     writer)
-    assert gain >= MIN_WORDING_GAIN, ("the writer did not come to prefer the generators' questions: trained on "
-                                      "questions no solver reads back?", base, writer)
+    seen = f"base {base}, writer {writer}"
+    assert fall >= MIN_FALL, f"the completions' loss fell {fall:.2f} (< {MIN_FALL}): nothing learned? {seen}"
+    assert fall - fall_shifted >= MIN_ALIGNED_LEAD, (
+        f"the loss fell {fall:.2f}, on labels one token left {fall_shifted:.2f} (lead under {MIN_ALIGNED_LEAD}): "
+        f"shifted labels? {seen}")
+    assert gain >= MIN_WORDING_GAIN, (
+        f"the liking for the generators' questions rose {gain:.2f} (< {MIN_WORDING_GAIN}): trained on questions no "
+        f"solver reads back? {seen}")

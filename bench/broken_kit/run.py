@@ -1,15 +1,19 @@
 """The learning tests against a deliberately broken kit: each must fail under each sabotage, and pass without one.
 
-    python bench/broken_kit/run.py [--tests llama form learning] [--sabotages none lr0 shift one_letter]
+    python bench/broken_kit/run.py [--tests llama form learning writer]
+                                   [--sabotages none lr0 shift one_letter not_puzzles]
 
 Sabotages (bench/broken_kit/sitecustomize.py, put first on PYTHONPATH with KIT_SABOTAGE set, so every process the
 test starts has it too; no file of the kit changes): lr0 (learning rate 0), shift (labels one token left), one_letter
-(every training target the letter A); "none" is the control run, through the same path, which must pass.
+(every training target the letter A), not_puzzles (the question writer's chats carry bundled general-knowledge
+questions, not the generators' puzzles); "none" is the control run, through the same path, which must pass. A
+sabotage runs only against the tests whose training passes its seam (APPLIES).
 Tests:
 - llama: tests/test_packaged_models.py::test_every_method_trains_on_the_llama_architecture (LoRA, rsLoRA, DoRA);
 - form: tests/test_packaged_models.py::test_the_real_model_learns_to_answer_with_a_letter_alone (~4 min a run);
 - learning: the smoke pipeline's learning rule (tests/_learning.py) on model1_lora, trained by `python -m
-  helpers.train` on the smoke profile (seed 1234) and judged as bench/bench_learning.py judges it (~3 min a run).
+  helpers.train` on the smoke profile (seed 1234) and judged as bench/bench_learning.py judges it (~3 min a run);
+- writer: tests/test_writer_learns.py, the question writer trained by its stage on the tiny model (~1 min a run).
 Each (test, sabotage) runs alone, one after another (the machine's 2 cores are shared). The table prints at the end;
 runs/bench/broken_kit.json holds every verdict, the assertion's gist, the figures the tests recorded, and how many
 times the sabotaged function ran (0 would mean the sabotage never reached the kit). Exit status 1 when a sabotaged
@@ -35,11 +39,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-SABOTAGES = ["none", "lr0", "shift", "one_letter"]
+SABOTAGES = ["none", "lr0", "shift", "one_letter", "not_puzzles"]
 PYTEST_TESTS = {
     "llama": "tests/test_packaged_models.py::test_every_method_trains_on_the_llama_architecture",
-    "form": "tests/test_packaged_models.py::test_the_real_model_learns_to_answer_with_a_letter_alone"}
+    "form": "tests/test_packaged_models.py::test_the_real_model_learns_to_answer_with_a_letter_alone",
+    "writer": "tests/test_writer_learns.py"}
 TESTS = [*PYTEST_TESTS, "learning"]
+# The tests a sabotage's seam reaches (any other: every test): the writer trains on chats, never on a multiple-choice
+# record's rendered letter, and only the writer's training reads its chats.
+APPLIES = {"one_letter": {"llama", "form", "learning"}, "not_puzzles": {"writer"}}
 SEED = 1234
 
 
@@ -159,6 +167,9 @@ def run_all(tests: list[str], sabotages: list[str]) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="broken-kit-") as tmp:
         for test in tests:
             for sabotage in sabotages:
+                if test not in APPLIES.get(sabotage, tests):
+                    print(f"[broken-kit] {test} under {sabotage}: not run (its training never passes that seam)")
+                    continue
                 got = run_learning(sabotage, Path(tmp)) if test == "learning" else run_pytest(test, sabotage, Path(tmp))
                 for r in got:
                     print(f"[broken-kit] {r['test']} {r['case']} under {r['sabotage']}: {r['outcome']} "

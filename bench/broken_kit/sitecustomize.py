@@ -9,7 +9,11 @@ Sabotages (KIT_SABOTAGE):
   is trained on the token two ahead, the classic double shift of labels the model shifts again;
 - one_letter: every multiple-choice training target is the letter A (the record -> chat step of
   helpers.train.data, which renders the target with helpers.prompts.render_example); scoring and generation keep
-  the true prompts and letters.
+  the true prompts and letters;
+- not_puzzles: the question writer proves nothing: every chat it trains on (helpers.agents.stages.writer_data's
+  writer_records) keeps its request, topic, choices and key letter, but its question is a bundled general-knowledge
+  one (data/general_mcq.jsonl) instead of the generated puzzle's, so the writer learns well-formed JSON that no
+  solver reads back (puzzles.prove_text: unknown text).
 Each time a sabotaged function runs, one line "<sabotage> <function>" goes to KIT_SABOTAGE_LOG (when set), so the
 runner can show the sabotage was reached and not merely asked for.
 """
@@ -18,8 +22,10 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import sys
+from pathlib import Path
 
 SABOTAGE = os.environ.get("KIT_SABOTAGE", "")
 
@@ -69,8 +75,27 @@ def break_targets(module) -> None:
     module.render_example = render_example
 
 
+def break_writer_chats(module) -> None:
+    """not_puzzles: writer_records' chats with a bundled general-knowledge question in each reply's place."""
+    real = module.writer_records
+
+    def writer_records(n, **kwargs):
+        """The kit's writer chats, the i-th reply's question replaced by the i-th bundled question."""
+        note("writer_records")
+        bundled = Path(__file__).resolve().parents[2] / "data" / "general_mcq.jsonl"
+        others = [json.loads(line)["question"] for line in bundled.read_text(encoding="utf-8").splitlines()]
+        out = real(n, **kwargs)
+        for i, rec in enumerate(out):
+            reply = json.loads(rec["chat"][-1]["content"])
+            rec["chat"][-1]["content"] = json.dumps({**reply, "question": others[i % len(others)]}, ensure_ascii=False)
+        return out
+
+    module.writer_records = writer_records
+
+
 PATCHES = {"lr0": ("helpers.train.hf", break_learning_rate), "shift": ("helpers.train.data", break_labels),
-           "one_letter": ("helpers.train.data", break_targets)}
+           "one_letter": ("helpers.train.data", break_targets),
+           "not_puzzles": ("helpers.agents.stages.writer_data", break_writer_chats)}
 
 
 class PatchAfterImport(importlib.abc.MetaPathFinder):
