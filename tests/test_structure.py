@@ -308,9 +308,10 @@ def test_every_helpers_module_imports():
     import importlib
     import _tiers
     modules = sorted(m for m in _tiers.kit_modules() if m.startswith("helpers") and "__main__" not in m)
+    had_unsloth = "unsloth" in sys.modules  # an earlier test of this worker may have loaded it on purpose
     for name in modules:
         importlib.import_module(name)
-    assert "unsloth" not in sys.modules  # importing the kit never patches transformers for the tests after it
+    assert had_unsloth or "unsloth" not in sys.modules  # importing the kit never patches transformers by itself
 
 
 def test_tests_reading_the_unsloth_wheels_say_so():
