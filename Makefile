@@ -15,8 +15,8 @@ STAMP := $(VENV)/.kit-installed
 MSTAMP := $(VENV)/.models-installed
 PYTEST_ARGS ?=
 # Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together, in
-# tests/conftest.py's order (the real writer's training and its base first, one per core), not xdist's default of the
-# files with most tests first, which left the 13-minute writer for last.
+# tests/conftest.py's order (the smoke pipeline's checks first; in make test-writer the real writer's training and its
+# base, one per core), not xdist's default of the files with most tests first, which left the longest file for last.
 PYTEST_JOBS ?= 2
 PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 # Every tier leaves each test's duration: the slowest 25 at the end of its output, and all of them in
