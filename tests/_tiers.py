@@ -293,13 +293,19 @@ def why(mod_name: str, qualname: str) -> dict[str, str]:
 def test_names(path: Path) -> list[str]:
     """A file's test functions and Test-class methods as qualnames (what pytest collects, less parameters)."""
     out = []
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in (module(path.stem) or Module(path.stem, path)).tree.body:  # parsed once, shared with the analysis
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out.append(node.name)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             out += [f"{node.name}.{m.name}" for m in node.body
                     if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
     return out
+
+
+def clear_caches() -> None:
+    """Forget every parsed module and derived edge (after ROOT or TESTS moved, as the structure test does)."""
+    for cached in (varying_imports, kit_modules, module, edges):
+        cached.cache_clear()
 
 
 def main() -> None:

@@ -233,14 +233,12 @@ def test_the_pure_derivation_follows_what_a_test_reaches(tmp_path, monkeypatch):
     })
     monkeypatch.setattr(_tiers, "ROOT", tmp_path)
     monkeypatch.setattr(_tiers, "TESTS", tmp_path / "tests")
-    for cached in (_tiers.varying_imports, _tiers.kit_modules, _tiers.module, _tiers.edges):
-        cached.cache_clear()
+    _tiers.clear_caches()
     try:
         got = {name: set(_tiers.varying(mod, name)) for mod in ("test_x", "test_y", "test_z")
                for name in _tiers.test_names(tmp_path / "tests" / f"{mod}.py")}
     finally:
-        for cached in (_tiers.varying_imports, _tiers.kit_modules, _tiers.module, _tiers.edges):
-            cached.cache_clear()
+        _tiers.clear_caches()
     assert got == {"test_binding_unused": set(), "test_function_level_import": {"torch"},
                    "test_fixture": {"transformers"}, "test_helper_module": {"peft"}, "test_helper_module_pure": set(),
                    "test_subprocess": {"transformers"}, "test_parametrize": {"trl"}, "test_autouse": {"peft"}}
