@@ -223,7 +223,8 @@ def test_out_dir_built_with_other_parameters_is_rebuilt(tmp_path):
     tinymodel.build_tiny_model(out_dir=out, warmup_steps=1, progress=False)
     tinymodel.build_tiny_model(out_dir=out, warmup_steps=2, progress=False)
     assert json.loads((out / "tiny_build.json").read_text())["spec"]["warmup_steps"] == 2
-    assert [p.name for p in tmp_path.iterdir()] == ["model"]  # the old build was moved aside and removed
+    # the old build was moved aside and removed; the empty lock file that one build at a time holds stays
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "model.lock"]
 
 
 def test_failed_build_leaves_nothing_behind(monkeypatch, tmp_path):
@@ -233,7 +234,34 @@ def test_failed_build_leaves_nothing_behind(monkeypatch, tmp_path):
     monkeypatch.setattr(tinymodel, "warm_up", boom)
     with pytest.raises(RuntimeError, match="simulated crash"):
         tinymodel.build_tiny_model(out_dir=tmp_path / "model", warmup_steps=2, progress=False)
-    assert list(tmp_path.iterdir()) == []  # neither the target nor a temp directory
+    assert [p.name for p in tmp_path.iterdir()] == ["model.lock"]  # neither the target nor a temp directory
+
+
+def test_processes_asking_at_once_build_the_model_once(monkeypatch, tmp_path):
+    """Notebooks 03-05 side by side (and two test tiers) ask for the same folder at once: one builds, the others wait
+    for it and find it current. Threads stand in for the processes: each opens the lock file itself, as they do."""
+    import threading
+    import time
+
+    calls = []
+
+    def slow_build(tmp, spec, *, progress):
+        calls.append(spec)
+        time.sleep(0.3)  # long enough that every caller arrives while the first is still building
+        (tmp / "model.safetensors").write_bytes(b"weights")
+        files = {"model.safetensors": tinymodel.sha256_file(tmp / "model.safetensors")}
+        (tmp / tinymodel.MARKER).write_text(json.dumps({"hash": tinymodel.build_hash(spec, tinymodel.data_dir()),
+                                                        "files": files}))
+
+    monkeypatch.setattr(tinymodel, "_build_into", slow_build)
+    got = []
+    callers = [threading.Thread(target=lambda: got.append(tinymodel.build_tiny_model(
+        out_dir=tmp_path / "model", warmup_steps=2, progress=False))) for _ in range(3)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    assert got == [tmp_path / "model"] * 3 and len(calls) == 1, (got, len(calls))
 
 
 def test_build_hash_covers_data_and_spec(tmp_path):
