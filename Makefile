@@ -15,7 +15,7 @@ STAMP := $(VENV)/.kit-installed
 MSTAMP := $(VENV)/.models-installed
 PYTEST_ARGS ?=
 # Test processes: the smoke pipeline (~6 min, one core) runs beside the unit tests; whole files stay together, in
-# tests/conftest.py's order (the smoke pipeline's checks first; in make test-writer the real writer's training and its
+# tests/conftest.py's order (the smoke pipeline's checks first; in make test-realmodel the real writer's training and its
 # base, one per core), not xdist's default of the files with most tests first, which left the longest file for last.
 PYTEST_JOBS ?= 2
 PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
@@ -42,13 +42,13 @@ OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup setup-gpu pipeline test test-writer test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
+.PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
-	@echo "make test-writer                                       the question writer on the real SmolLM2-135M (~16 min; CI runs it, make test does not)"
+	@echo "make test-realmodel                                    the real SmolLM2-135M trained: answer form, exported agents, question writer (~16 min; CI runs it, make test does not)"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make typecheck                                         the notebooks' code type-checked (mypy through nbqa), then the checker's own test"
 	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..08 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
@@ -170,15 +170,16 @@ test-profiles: setup
 	$(PY) -m pytest tests/test_profiles.py -m profiles $(call TIMES,profiles) $(PYTEST_ARGS)
 
 test: setup browser-deps
-	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test) -m "not rehearsal and not profiles and not gpucheck and not realwriter" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test) -m "not rehearsal and not profiles and not gpucheck and not realmodel" $(PYTEST_ARGS)
 
-# The question writer on the real SmolLM2-135M, trained and measured against its base (tests/test_writer_real*.py,
-# ~16 min of one core, the base ~3 min on the other): what tests/test_writer_learns.py cannot show on the tiny model,
-# that a real model's chat template and tokenizer, trained by the stage, write JSON questions the filter passes and the
-# solver proves. make test leaves it out; CI runs it beside make test.
-.PHONY: test-writer
-test-writer: setup
-	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,writer) -m realwriter $(PYTEST_ARGS)
+# The real-model tier (-m realmodel): SmolLM2-135M trained by the kit's own stages on CPU. The question writer against
+# its base (tests/test_writer_real*.py, ~16 min of one core, the base ~3 min on the other), the answer form and the
+# exported agents (tests/test_packaged_models.py, ~2.5 min) and the reasoning A-agent (tests/test_reasoner.py): what the
+# tiny model cannot show, a real model's chat template and tokenizer through training, generation, the filters and
+# the solver. make test leaves it out (a user's make test stays short); CI runs it beside make test.
+.PHONY: test-realmodel
+test-realmodel: setup
+	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,realmodel) -m realmodel $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test-fast) -m "not pipeline and not realmodel and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)

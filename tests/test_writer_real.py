@@ -44,7 +44,6 @@ MEASURED = ("json_share", "filter_share", "proven_share", "replies", "proven_rep
 
 
 @pytest.mark.realmodel
-@pytest.mark.realwriter
 def test_the_trained_writer_clears_the_bars_the_base_stays_under(tmp_path, monkeypatch, record_property):
     monkeypatch.setenv("KIT_RUNS_DIR", str(tmp_path))
     cfg = config.load_profile("cpu", "writer-ci", OVERRIDES)

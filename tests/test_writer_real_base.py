@@ -19,7 +19,6 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 
 @pytest.mark.realmodel
-@pytest.mark.realwriter
 def test_the_base_stays_under_the_bars_the_trained_writer_clears(tmp_path, monkeypatch, record_property):
     """Measured: JSON on 1 of 12 requests, the filter on 0, no proven reply of 96 (the base writes no JSON in the
     generators' words)."""
