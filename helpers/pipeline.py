@@ -26,6 +26,7 @@ KERNEL_NAME = "qa-agent-kit"
 NOTEBOOK_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.ipynb$")
 # What a run's outcome depends on besides the installed packages: the kit's code, notebooks, profiles, bundled
 # data and pins. Their fingerprint goes into pipeline.json, so a run can be told apart from one of other code.
+# pyproject.toml counts without its [tool.*] tables (pytest's markers, mypy's settings): they decide no run.
 SOURCE_PARTS = ("helpers", "notebooks", "configs", "data", "pyproject.toml", "constraints.txt")
 
 
@@ -88,8 +89,21 @@ def source_fingerprint(root: Path | None = None) -> str:
         for f in files:
             rel = f.relative_to(root)
             if f.is_file() and not any(x == "__pycache__" or x.startswith(".") for x in rel.parts):
-                digest.update(rel.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+                content = _without_tool_tables(f.read_bytes()) if rel.as_posix() == "pyproject.toml" else f.read_bytes()
+                digest.update(rel.as_posix().encode() + b"\0" + content + b"\0")
     return digest.hexdigest()
+
+
+def _without_tool_tables(text: bytes) -> bytes:
+    """pyproject.toml's bytes less every [tool.*] / [[tool.*]] table, header to the next header."""
+    kept, in_tool = [], False
+    for line in text.splitlines(keepends=True):
+        header = line.strip()
+        if header.startswith(b"["):
+            in_tool = header.lstrip(b"[").startswith(b"tool.")
+        if not in_tool:
+            kept.append(line)
+    return b"".join(kept)
 
 
 def why_not_current(run_dir: Path, profile: str) -> str | None:

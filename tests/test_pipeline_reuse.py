@@ -85,6 +85,22 @@ def test_the_fingerprint_follows_the_kits_files_and_skips_caches(tmp_path):
     assert pipeline.source_fingerprint(tmp_path) != before
 
 
+def test_the_fingerprint_follows_the_pins_but_not_the_tools_settings(tmp_path):
+    """A pytest marker or a mypy setting decides no run, so make test still takes the smoke run make pipeline made."""
+    project = '[project]\nname = "kit"\ndependencies = ["peft==0.15.2"]\n\n'
+    tools = '[tool.pytest.ini_options]\nmarkers = ["a: one"]\n\n[[tool.mypy.overrides]]\nmodule = "x"\n'
+    (tmp_path / "pyproject.toml").write_text(project + tools)
+    before = pipeline.source_fingerprint(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(project + tools.replace("a: one", "a: two") + "[tool.mypy]\nstrict = true\n")
+    assert pipeline.source_fingerprint(tmp_path) == before
+    (tmp_path / "pyproject.toml").write_text(project.replace("0.15.2", "0.15.3") + tools)
+    assert pipeline.source_fingerprint(tmp_path) != before
+    (tmp_path / "pyproject.toml").write_text(tools + project)  # a [project] table after the tools' still counts
+    assert pipeline.source_fingerprint(tmp_path) == before
+    (tmp_path / "pyproject.toml").write_text(tools + project.replace("0.15.2", "0.15.3"))
+    assert pipeline.source_fingerprint(tmp_path) != before
+
+
 def test_the_terminal_log_keeps_what_child_processes_print_and_lets_go_after(tmp_path, capfd):
     log = tmp_path / "terminal.txt"
     with pipeline.tee_terminal(log):
