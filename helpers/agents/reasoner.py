@@ -169,14 +169,16 @@ class Reasoner:
     def _letters(self, enc: dict, gen: Any, keeps: list[int], sizes: list[int]) -> list[list[float]]:
         """Softmax over each item's letters after "<its kept reasoning>\nAnswer:": the tokens the cache has not seen
         (the last one generated) and the mark are fed on the generation's cache, everything a row wrote after its
-        reasoning masked out, positions counted over each row's real tokens."""
+        reasoning masked out, positions counted over each row's real tokens. A generation that hands back no cache
+        object (Unsloth's generate returns a tuple of tensors per layer) gets one forward over the prompt too, with
+        no cache: the same letters, one prefill dearer."""
         import torch
         ids, prompt_mask = enc["input_ids"], enc["attention_mask"]
         n, width = ids.shape
         device = ids.device
         new = gen.sequences[:, width:]
-        cache = gen.past_key_values
-        seen = cache.get_seq_length() - width  # generated tokens already in the cache (all but the last, usually)
+        cache = gen.past_key_values if hasattr(gen.past_key_values, "get_seq_length") else None
+        seen = cache.get_seq_length() - width if cache is not None else 0  # generated tokens the cache holds
         keep = torch.tensor(keeps, device=device)[:, None]
         written = torch.arange(new.shape[1], device=device)[None, :] < keep  # (n, generated): inside the reasoning
         mark = torch.tensor(self.mark_ids, device=device).repeat(n, 1)
@@ -185,7 +187,10 @@ class Reasoner:
         base = prompt_mask.sum(dim=1, keepdim=True)  # each row's prompt tokens
         unseen = base + torch.arange(seen, new.shape[1], device=device)[None, :]
         positions = torch.cat([unseen, base + keep + torch.arange(len(self.mark_ids), device=device)[None, :]], dim=1)
+        if cache is None:  # the prompt is fed again, left-padded, its positions counted over its real tokens
+            feed = torch.cat([ids, feed], dim=1)
+            positions = torch.cat([(prompt_mask.cumsum(-1) - 1).clamp(min=0), positions], dim=1)
         logits = self.model(input_ids=feed, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                            use_cache=True).logits[:, -1, :]
+                            use_cache=cache is not None).logits[:, -1, :]
         letters = logits.index_select(-1, torch.tensor(self.letter_ids, device=logits.device)).float().cpu()
         return [torch.softmax(letters[row, :min(k, MAX_CHOICES)], dim=-1).tolist() for row, k in enumerate(sizes)]
