@@ -361,7 +361,16 @@ def set_dotted(cfg: dict, dotted: str, value: Any, where: str = "overrides") -> 
     node[keys[-1]] = check_section(copy.deepcopy(value), _schema_at(keys), where, dotted)
 
 
-def _read_profile_file(name: str, seen: tuple[str, ...] = ()) -> dict:
+def _read_profile_file(name: str) -> dict:
+    """A profile's values: its files merged, base first, the profile's own last."""
+    merged: dict = {}
+    for _, data in profile_layers(name):
+        merged = deep_merge(merged, data)
+    return merged
+
+
+def profile_layers(name: str, seen: tuple[str, ...] = ()) -> list[tuple[Path, dict]]:
+    """(file, the keys it sets) for each file of a profile's `extends` chain, base first, each checked."""
     path = CONFIG_DIR / f"{name}.yaml"
     if not path.exists():
         raise InputError(path, None, None,
@@ -376,9 +385,7 @@ def _read_profile_file(name: str, seen: tuple[str, ...] = ()) -> dict:
         raise InputError(path, None, None, f"expected sections of keys, got {type(data).__name__}")
     parent = data.pop("extends", None)
     data = check_section(data, SCHEMA, path)
-    if parent:
-        data = deep_merge(_read_profile_file(parent, seen + (name,)), data)
-    return data
+    return (profile_layers(parent, seen + (name,)) if parent else []) + [(path, data)]
 
 
 def load_profile(profile: str = "smoke", run: str | None = None, overrides: dict | None = None) -> Profile:
@@ -429,3 +436,58 @@ def resolve_path(value: str | os.PathLike) -> Path:
     """A profile path: absolute as given, otherwise relative to the project root."""
     path = Path(os.path.expanduser(str(value)))
     return path if path.is_absolute() else ROOT / path
+
+
+def flat(tree: dict, prefix: str = "") -> dict:
+    """{"a.b": value} for every leaf of a nested dict (lists are leaves)."""
+    out: dict = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def provenance(profile: str, overrides: dict | None = None) -> list[tuple[str, Any, str]]:
+    """(dotted key, resolved value, where it came from) for every key of the resolved profile: the last file of its
+    `extends` chain that sets it (configs/base.yaml first, the profile's own last), "overrides", or the section's own
+    default in this file (an adapter's optional keys)."""
+    where: dict[str, str] = {}
+    for path, data in profile_layers(profile):
+        where.update(dict.fromkeys(flat(data), path.relative_to(ROOT).as_posix()))
+    where.update(dict.fromkeys(overrides or {}, "overrides"))
+    where.setdefault("run", "the profile's name")
+    where.setdefault("profile", "the command line")
+    resolved = flat(as_dict(load_profile(profile, None, overrides)))
+    return [(key, value, where.get(key, "default, helpers/config.py")) for key, value in resolved.items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m helpers.config show PROFILE [--overrides JSON]: the resolved profile, each value's source."""
+    import argparse
+    import json
+    parser = argparse.ArgumentParser(prog="python -m helpers.config",
+                                     description="Print a resolved profile, each value with the file it came from.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    show = commands.add_parser("show", help="every key of PROFILE as it resolves, and where each value came from")
+    show.add_argument("profile", help=f"one of {', '.join(available_profiles())}")
+    show.add_argument("--overrides", default="{}", help='dotted keys as JSON, as make pipeline takes them: '
+                                                        '\'{"train.lr_start": 2e-5}\'')
+    args = parser.parse_args(argv)
+    try:
+        overrides = json.loads(args.overrides)
+        if not isinstance(overrides, dict):
+            raise ValueError(f"expected an object of dotted keys, got {type(overrides).__name__}")
+        rows = provenance(args.profile, overrides)
+    except (ValueError, InputError) as exc:
+        print(f"helpers.config show: {exc}")
+        return 2
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, where in rows:
+        print(f"{key:<{width}}  {json.dumps(value)}  ({where})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -205,3 +205,36 @@ def test_recorded_sections_are_checked_when_read_back():
                                  "kit_agent.json", "agents")
     with pytest.raises(InputError, match="kit_agent.json.*agents.nosuch.*unknown key"):
         config.section_from_dict(config.AgentsSettings, {**agents, "nosuch": 1}, "kit_agent.json", "agents")
+
+
+# ---------------------------------------------------------------- python -m helpers.config show
+def _own_keys(name: str) -> set[str]:
+    """The dotted keys a profile file sets itself, read straight from its YAML (not through helpers.config)."""
+    import yaml
+    raw = yaml.safe_load((config.CONFIG_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
+    raw.pop("extends", None)
+    return set(config.flat(raw))
+
+
+def test_show_names_the_file_each_value_came_from_down_the_extends_chain():
+    """tournament extends mi300x, which extends base: each key is credited to the last file that sets it, and the
+    value shown is the resolved one."""
+    rows = {key: (value, where) for key, value, where in config.provenance("tournament")}
+    own, middle, base = _own_keys("tournament"), _own_keys("mi300x") - _own_keys("tournament"), _own_keys("base")
+    assert own and middle and base - own - middle
+    assert all(rows[k][1] == "configs/tournament.yaml" for k in own)
+    assert all(rows[k][1] == "configs/mi300x.yaml" for k in middle)
+    assert all(rows[k][1] == "configs/base.yaml" for k in base - own - middle if k in rows)
+    resolved = config.flat(config.as_dict(config.load_profile("tournament")))
+    assert {k: v for k, (v, _) in rows.items()} == resolved
+
+
+def test_show_credits_an_override_and_refuses_a_bad_one_in_one_line(capsys):
+    assert config.main(["show", "smoke", "--overrides", '{"train.lr_start": 0.0025}']) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("train.lr_start "))
+    assert line.split() == ["train.lr_start", "0.0025", "(overrides)"]
+    assert config.main(["show", "smoke", "--overrides", '{"train.nope": 1}']) == 2
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "train.nope" in out[0] and "unknown key" in out[0]
+    assert config.main(["show", "smoke", "--overrides", "[1]"]) == 2
+    assert "object of dotted keys" in capsys.readouterr().out
