@@ -146,7 +146,12 @@ def _letter_probs_by_hand(model, tok, prompt_ids: list[int], reasoning_ids: list
 
 def test_the_letter_is_scored_on_the_generations_cache_as_after_the_reasoning_alone(tiny):
     """Rows cut at different points (all 10 tokens, 4, none) in one left-padded batch score the letter exactly as
-    one forward over each row's own prompt + kept reasoning + "\\nAnswer:" would."""
+    one forward over each row's own prompt + kept reasoning + "\\nAnswer:" would. So do they when the generation
+    hands back no cache object: Unsloth's generate returns past_key_values as a tuple of tensors per layer, with no
+    get_seq_length (GPU check run 11 on an H200: the reasoner step failed there); the prompt is then fed again, no
+    cache, and the tuple's tensors (random here) are never read."""
+    import dataclasses
+    import torch
     model, tok = tiny
     r = _never_stopping(model, tok, max_new_tokens=10)
     prompts = [render_prompt(tok, it, reasoner.REASONER_SYSTEM) for it in ITEMS]
@@ -157,36 +162,21 @@ def test_the_letter_is_scored_on_the_generations_cache_as_after_the_reasoning_al
         new = gen.sequences[:, enc["input_ids"].shape[1]:].tolist()
         assert [len(x) for x in new] == [10, 10, 10]
         probs = r._letters(dict(enc), gen, [10, 4, 0], [4, 4, 4])
+        legacy = tuple((torch.randn(3, 2, 40, 32), torch.randn(3, 2, 40, 32))
+                       for _ in range(model.config.num_hidden_layers))
+        uncached = [r._letters(dict(enc), dataclasses.replace(gen, past_key_values=past), [10, 4, 0], [4, 4, 4])
+                    for past in (legacy, None)]
         gen = r._generate(dict(enc), 30.0)
         shorter = r._letters(dict(enc), gen, [3, 4, 0], [4, 4, 4])
     for i, keep in enumerate([10, 4, 0]):
         own = tok(prompts[i], add_special_tokens=False)["input_ids"]
         assert probs[i] == pytest.approx(_letter_probs_by_hand(model, tok, own, new[i][:keep]), abs=1e-4)
+    for again in uncached:
+        for i in range(3):
+            assert again[i] == pytest.approx(probs[i], abs=1e-5)
     for i in (1, 2):
         assert shorter[i] == pytest.approx(probs[i], abs=1e-5)
     assert max(abs(a - b) for a, b in zip(shorter[0], probs[0])) > 1e-4  # the reasoning conditions the letter
-
-
-def test_a_generation_without_a_cache_object_scores_the_same_letters(tiny):
-    """Unsloth's generate hands back past_key_values as a tuple of tensors per layer, which has no get_seq_length
-    (GPU check run 11 on an H200: the reasoner step failed there). The letters are then scored with the prompt fed
-    again and no cache, the same as on the generation's own cache; the tuple's tensors (random here) are never read."""
-    import dataclasses
-    import torch
-    model, tok = tiny
-    r = _never_stopping(model, tok, max_new_tokens=10)
-    prompts = [render_prompt(tok, it, reasoner.REASONER_SYSTEM) for it in ITEMS]
-    from helpers.scoring import inference, use_member
-    with use_member(model, REASONER), inference(model, tok):
-        enc = tok(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
-        gen = r._generate(dict(enc), 30.0)
-        on_cache = r._letters(dict(enc), gen, [10, 4, 0], [4, 4, 4])
-        layers = model.config.num_hidden_layers
-        legacy = tuple((torch.randn(3, 2, 40, 32), torch.randn(3, 2, 40, 32)) for _ in range(layers))
-        for past in (legacy, None):
-            again = r._letters(dict(enc), dataclasses.replace(gen, past_key_values=past), [10, 4, 0], [4, 4, 4])
-            for row in range(3):
-                assert again[row] == pytest.approx(on_cache[row], abs=1e-5), (type(past).__name__, row)
 
 
 def test_the_reasoning_ends_where_the_model_starts_its_answer(tiny):
