@@ -449,17 +449,21 @@ def flat(tree: dict, prefix: str = "") -> dict:
     return out
 
 
-def provenance(profile: str, overrides: dict | None = None) -> list[tuple[str, Any, str]]:
-    """(dotted key, resolved value, where it came from) for every key of the resolved profile: the last file of its
-    `extends` chain that sets it (configs/base.yaml first, the profile's own last), "overrides", or the section's own
-    default in this file (an adapter's optional keys)."""
+def provenance(profile: str, overrides: dict | None = None, run: str | None = None) -> list[tuple[str, Any, str]]:
+    """(dotted key, resolved value, where it came from) for every key of the profile as load_profile(profile, run,
+    overrides) resolves it: the last file of its `extends` chain that sets it (configs/base.yaml first, the profile's
+    own last), "overrides", "RUN", or the section's own default in this file (an adapter's optional keys)."""
     where: dict[str, str] = {}
     for path, data in profile_layers(profile):
-        where.update(dict.fromkeys(flat(data), path.relative_to(ROOT).as_posix()))
-    where.update(dict.fromkeys(overrides or {}, "overrides"))
+        label = os.path.relpath(path, ROOT) if path.is_relative_to(ROOT) else str(path)
+        where.update(dict.fromkeys(flat(data), Path(label).as_posix()))
+    for dotted, value in (overrides or {}).items():  # a whole section given as one override credits each of its keys
+        where.update(dict.fromkeys(flat(value, f"{dotted}.") if isinstance(value, dict) else [dotted], "overrides"))
     where.setdefault("run", "the profile's name")
-    where.setdefault("profile", "the command line")
-    resolved = flat(as_dict(load_profile(profile, None, overrides)))
+    if run:
+        where["run"] = "RUN"
+    where["profile"] = "the command line"
+    resolved = flat(as_dict(load_profile(profile, run, overrides)))
     return [(key, value, where.get(key, "default, helpers/config.py")) for key, value in resolved.items()]
 
 

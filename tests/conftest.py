@@ -74,9 +74,10 @@ def mark_pure_tests(items) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection reads the markers
 def pytest_collection_modifyitems(config, items):
     """The real writer's files first (its training, the longest file, and the base measured beside it), then the
-    smoke pipeline, the browser test last. With `-n 2 --dist loadfile` (make test) each worker takes the next file
+    smoke pipeline, the browser test last. With `-n 2 --dist loadfile` each worker takes the next file
     as it finishes one, so the writer's training runs on one core from the start while the other measures the base,
-    then takes the pipeline (or the run make pipeline made) and the unit tests; started late, the writer left one
+    (make test-realmodel), and in make test one takes the pipeline (or the run make pipeline made) while the other
+    runs the unit tests; started late, the writer left one
     core idle for its last minutes. The browser test finds the tiny model the
     pipeline built instead of building it a second time."""
     def tier(item) -> int:

@@ -224,7 +224,7 @@ def test_show_names_the_file_each_value_came_from_down_the_extends_chain():
     assert own and middle and base - own - middle
     assert all(rows[k][1] == "configs/tournament.yaml" for k in own)
     assert all(rows[k][1] == "configs/mi300x.yaml" for k in middle)
-    assert all(rows[k][1] == "configs/base.yaml" for k in base - own - middle if k in rows)
+    assert all(rows[k][1] == "configs/base.yaml" for k in base - own - middle)
     resolved = config.flat(config.as_dict(config.load_profile("tournament")))
     assert {k: v for k, (v, _) in rows.items()} == resolved
 
@@ -238,3 +238,10 @@ def test_show_credits_an_override_and_refuses_a_bad_one_in_one_line(capsys):
     assert len(out) == 1 and "train.nope" in out[0] and "unknown key" in out[0]
     assert config.main(["show", "smoke", "--overrides", "[1]"]) == 2
     assert "object of dotted keys" in capsys.readouterr().out
+
+
+def test_show_credits_a_whole_section_override_key_by_key_and_the_run_name():
+    lora = config.as_dict(config.load_profile("smoke"))["models"]["model1_lora"]
+    rows = {k: (v, w) for k, v, w in config.provenance("smoke", {"models.model1_lora": {**lora, "r": 4}}, run="mine")}
+    assert rows["models.model1_lora.r"] == (4, "overrides") and rows["models.model1_lora.alpha"][1] == "overrides"
+    assert rows["run"] == ("mine", "RUN") and rows["models.model2_rslora.r"][1] != "overrides"
