@@ -466,32 +466,3 @@ def provenance(profile: str, overrides: dict | None = None, run: str | None = No
     resolved = flat(as_dict(load_profile(profile, run, overrides)))
     return [(key, value, where.get(key, "default, helpers/config.py")) for key, value in resolved.items()]
 
-
-def main(argv: list[str] | None = None) -> int:
-    """python -m helpers.config show PROFILE [--overrides JSON]: the resolved profile, each value's source."""
-    import argparse
-    import json
-    parser = argparse.ArgumentParser(prog="python -m helpers.config",
-                                     description="Print a resolved profile, each value with the file it came from.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    show = commands.add_parser("show", help="every key of PROFILE as it resolves, and where each value came from")
-    show.add_argument("profile", help=f"one of {', '.join(available_profiles())}")
-    show.add_argument("--overrides", default="{}", help='dotted keys as JSON, as make pipeline takes them: '
-                                                        '\'{"train.lr_start": 2e-5}\'')
-    args = parser.parse_args(argv)
-    try:
-        overrides = json.loads(args.overrides)
-        if not isinstance(overrides, dict):
-            raise ValueError(f"expected an object of dotted keys, got {type(overrides).__name__}")
-        rows = provenance(args.profile, overrides)
-    except (ValueError, InputError) as exc:
-        print(f"helpers.config show: {exc}")
-        return 2
-    width = max(len(key) for key, _, _ in rows)
-    for key, value, where in rows:
-        print(f"{key:<{width}}  {json.dumps(value)}  ({where})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

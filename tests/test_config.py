@@ -207,7 +207,7 @@ def test_recorded_sections_are_checked_when_read_back():
         config.section_from_dict(config.AgentsSettings, {**agents, "nosuch": 1}, "kit_agent.json", "agents")
 
 
-# ---------------------------------------------------------------- python -m helpers.config show
+# ---------------------------------------------------------------- python -m helpers.env profile
 def _own_keys(name: str) -> set[str]:
     """The dotted keys a profile file sets itself, read straight from its YAML (not through helpers.config)."""
     import yaml
@@ -230,13 +230,14 @@ def test_show_names_the_file_each_value_came_from_down_the_extends_chain():
 
 
 def test_show_credits_an_override_and_refuses_a_bad_one_in_one_line(capsys):
-    assert config.main(["show", "smoke", "--overrides", '{"train.lr_start": 0.0025}']) == 0
+    from helpers.env.__main__ import main
+    assert main(["profile", "smoke", "--overrides", '{"train.lr_start": 0.0025}']) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("train.lr_start "))
     assert line.split() == ["train.lr_start", "0.0025", "(overrides)"]
-    assert config.main(["show", "smoke", "--overrides", '{"train.nope": 1}']) == 2
+    assert main(["profile", "smoke", "--overrides", '{"train.nope": 1}']) == 2
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "train.nope" in out[0] and "unknown key" in out[0]
-    assert config.main(["show", "smoke", "--overrides", "[1]"]) == 2
+    assert main(["profile", "smoke", "--overrides", "[1]"]) == 2
     assert "object of dotted keys" in capsys.readouterr().out
 
 

@@ -6,6 +6,7 @@
     gpu-setup download|install|plan|check      make setup-gpu: pinned Unsloth, the box's torch stack untouched
     gpu-check [--device auto|cpu] [--model PATH] [--out DIR] [--steps N] [--profile NAME]
                                                make gpu-check: the kit's GPU path run on this box (exit 2: no GPU)
+    profile NAME [--overrides JSON] [--run R]  the profile as it resolves, each key with the file it came from
 `box` runs before make setup installs anything: this module and what it imports at the top are standard library
 only; gpu_setup (which needs `packaging`) and gpu_check (yaml, then torch and the rest) are imported when their
 command runs.
@@ -188,6 +189,36 @@ def run_gpu_check(args: argparse.Namespace) -> int:
     return run_check(args.device, args.model, args.out, args.steps, args.profile, overrides, argv=argv)
 
 
+def _profile_parser(sub: argparse._SubParsersAction) -> None:
+    """The resolved profile's arguments."""
+    ap = sub.add_parser("profile", help="the profile as it resolves, each key with the file it came from",
+                        description="Every key of the profile as it resolves, one a line, with where its value came "
+                                    "from: configs/base.yaml, each file of the extends chain, the overrides, RUN, or "
+                                    "the section's own default. Exit 2 on a bad profile or override (one line).")
+    ap.add_argument("name", help="a profile of configs/ (smoke, cpu, laptop, mi300x, tournament, ...)")
+    ap.add_argument("--overrides", default="{}", help="dotted profile keys as JSON, as make pipeline takes them: "
+                                                      "'{\"train.lr_start\": 2.0e-5}'")
+    ap.add_argument("--run", help="the run name (RUN); default: the profile's own")
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Print the resolved profile; 2 with one line on bad input."""
+    from helpers import config  # yaml: after make setup, unlike box
+    from helpers.io import InputError
+    try:
+        overrides = json.loads(args.overrides)
+        if not isinstance(overrides, dict):
+            raise ValueError(f"expected an object of dotted keys, got {type(overrides).__name__}")
+        rows = config.provenance(args.name, overrides, args.run)
+    except (ValueError, InputError) as exc:
+        print(f"profile: {str(exc).splitlines()[0]}")
+        return 2
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, where in rows:
+        print(f"{key:<{width}}  {json.dumps(value)}  ({where})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run the one command it names."""
     ap = argparse.ArgumentParser(prog="python -m helpers.env", description=__doc__.splitlines()[0])
@@ -196,8 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     _box_parser(sub)
     _gpu_setup_parser(sub)
     _gpu_check_parser(sub)
+    _profile_parser(sub)
     args = ap.parse_args(argv)
-    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "gpu-check": run_gpu_check}[args.command]
+    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "gpu-check": run_gpu_check,
+           "profile": run_profile}[args.command]
     return run(args)
 
 
