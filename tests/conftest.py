@@ -16,6 +16,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The tiny base model is deterministic and costs ~2 min to build: every test, the notebooks the pipeline test
 # runs, and `make pipeline` share the one in runs/_cache/ rather than build it again in each temp run folder.
 os.environ.setdefault("KIT_CACHE_DIR", str(ROOT / "runs" / "_cache"))
+# Offline from the first import: huggingface_hub and datasets read these once, when they are imported, and some test
+# modules import them at collection, before any fixture runs; then a hub call in a later test went to the network
+# (23 s of retries inside make test for a test that takes 0.3 s alone). The autouse fixture below sets them per test.
+for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_var, "1")
 # Where `make pipeline` wrote its runs (read before the tests point KIT_RUNS_DIR at temp folders).
 USER_RUNS = Path(os.environ.get("KIT_RUNS_DIR") or ROOT / "runs")
 
