@@ -455,8 +455,8 @@ def provenance(profile: str, overrides: dict | None = None, run: str | None = No
     own last), "overrides", "RUN", or the section's own default in this file (an adapter's optional keys)."""
     where: dict[str, str] = {}
     for path, data in profile_layers(profile):
-        label = os.path.relpath(path, ROOT) if path.is_relative_to(ROOT) else str(path)
-        where.update(dict.fromkeys(flat(data), Path(label).as_posix()))
+        label = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+        where.update(dict.fromkeys(flat(data), label))
     for dotted, value in (overrides or {}).items():  # a whole section given as one override credits each of its keys
         where.update(dict.fromkeys(flat(value, f"{dotted}.") if isinstance(value, dict) else [dotted], "overrides"))
     where.setdefault("run", "the profile's name")

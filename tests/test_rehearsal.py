@@ -27,23 +27,11 @@ from helpers.layout import RunLayout
 from conftest import terminal_to
 
 
-def _flat(tree: dict, prefix: str = "") -> dict:
-    """{"a.b": value} for every leaf of a profile (lists are leaves)."""
-    out = {}
-    for key, value in tree.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{dotted}."))
-        else:
-            out[dotted] = value
-    return out
-
-
 def _expected_swaps(profile: str) -> dict:
     """The overlay read straight from its YAML, applied by hand: {key: (profile's value, rehearsal's value)} for every
     key it changes (independent of helpers.rehearse.swaps, which the run's record comes from)."""
     overlay = yaml.safe_load(rehearse.OVERLAY.read_text(encoding="utf-8"))
-    flat = _flat(config.load_profile(profile).as_dict())
+    flat = config.flat(config.load_profile(profile).as_dict())
     out = {}
     for key, entry in overlay.items():
         before = flat[key]
@@ -56,9 +44,9 @@ def _expected_swaps(profile: str) -> dict:
 # ---------------------------------------------------------------- cheap: the overlay itself (every tier)
 @pytest.mark.parametrize("profile", rehearse.GPU_PROFILES)
 def test_the_overlay_changes_its_own_keys_and_nothing_else(profile):
-    own = _flat(config.load_profile(profile).as_dict())
+    own = config.flat(config.load_profile(profile).as_dict())
     run, overrides, record = rehearse.plan(profile)
-    rehearsed = _flat(config.load_profile(profile, run, overrides).as_dict())
+    rehearsed = config.flat(config.load_profile(profile, run, overrides).as_dict())
     swapped = {s["key"]: s for s in record["swaps"]}
     expected = _expected_swaps(profile)
     assert set(swapped) == set(expected) and run == f"rehearse-{profile}"
@@ -207,7 +195,8 @@ def test_the_notebooks_ran_the_profile_with_only_the_swaps(rehearsed):
     """Notebook 00 records the resolved profile it ran (env.json params): the profile's own values but the swaps.
     It ran on this CPU without failing the run, as it must for a GPU profile."""
     env = _read(rehearsed["run"] / "env.json")
-    ran, own, swapped = _flat(env["params"]), _flat(rehearsed["own"].as_dict()), _expected_swaps(rehearsed["profile"])
+    ran, own = config.flat(env["params"]), config.flat(rehearsed["own"].as_dict())
+    swapped = _expected_swaps(rehearsed["profile"])
     assert set(ran) == set(own)
     for key, value in own.items():
         want = rehearsed["cfg"].run if key == "run" else swapped[key][1] if key in swapped else value
