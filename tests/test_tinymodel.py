@@ -172,13 +172,27 @@ def test_warm_up_lowers_corpus_loss(built, tmp_path):
     assert warm["loss_last"] < warm["loss_first"] - 1.0
 
 
-def test_build_is_deterministic(tmp_path):
+def test_build_is_deterministic_at_one_and_two_threads(monkeypatch, tmp_path):
+    monkeypatch.setattr(tinymodel, "build_threads", lambda: 1)
     a = tinymodel.build_tiny_model(out_dir=tmp_path / "a", warmup_steps=4, progress=False)
+    monkeypatch.setattr(tinymodel, "build_threads", lambda: 2)  # what make pipeline uses on two cores
     b = tinymodel.build_tiny_model(out_dir=tmp_path / "b", warmup_steps=4, progress=False)
     for name in ("model.safetensors", "tokenizer.json", "vocab.json", "merges.txt", "config.json"):
         assert _sha(a / name) == _sha(b / name), name
+    assert [json.loads((m / "tiny_build.json").read_text())["threads"] for m in (a, b)] == [1, 2]
     c = tinymodel.build_tiny_model(out_dir=tmp_path / "c", warmup_steps=4, seed=7, progress=False)
     assert _sha(a / "model.safetensors") != _sha(c / "model.safetensors")  # the seed does reach the weights
+
+
+def test_the_build_takes_every_core_up_to_two_unless_tests_run_beside_it(monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setattr(tinymodel.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7})
+    assert tinymodel.build_threads() == 2
+    monkeypatch.setattr(tinymodel.os, "sched_getaffinity", lambda pid: {0})
+    assert tinymodel.build_threads() == 1
+    monkeypatch.setattr(tinymodel.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")  # the other worker runs tests on the other core
+    assert tinymodel.build_threads() == 1
 
 
 def test_threads_and_determinism_flags_are_restored(tmp_path):

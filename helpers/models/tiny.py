@@ -1,6 +1,6 @@
 """The offline default model: a tiny Qwen2-architecture LM and byte-level BPE tokenizer built from the bundled data.
 
-`ensure_tiny_model()` returns runs/_cache/tiny-<hash>/ (building it once, ~2 min on one CPU core): a directory
+`ensure_tiny_model()` returns runs/_cache/tiny-<hash>/ (building it once, ~2-3 min on one or two CPU cores): a directory
 that `AutoTokenizer` / `AutoModelForCausalLM.from_pretrained` load like any Qwen2 checkpoint, with no hub access.
 """
 
@@ -24,6 +24,7 @@ from helpers.models.cache import sha256_file
 
 BUILDER_VERSION = 4  # bump when the build recipe changes, so old caches are not reused
 MARKER = "tiny_build.json"  # written last: its presence (with matching file hashes) marks a finished build
+MAX_BUILD_THREADS = 2  # the counts whose weights were compared (identical); a 128-wide model gains little past it
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")  # ids 0, 1, 2
 # Qwen2's pre-tokenizer pattern (transformers' tokenization_qwen2 PRETOKENIZE_REGEX): the reloaded Qwen2
 # tokenizer rebuilds its pipeline from this, so the tiny tokenizer must split text the same way.
@@ -294,8 +295,9 @@ def build_tiny_model(*, out_dir: str | os.PathLike | None = None, warmup_steps: 
             return final
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".building", dir=final.parent))
         try:
-            with _one_thread():
-                _build_into(tmp, spec, progress=progress and not os.environ.get("KIT_HEADLESS"))
+            threads = build_threads()
+            with _torch_threads(threads):
+                _build_into(tmp, spec, threads, progress=progress and not os.environ.get("KIT_HEADLESS"))
             tmp.chmod(0o755)
             model_cache.install_dir(tmp, final, MARKER)
         finally:
@@ -303,17 +305,28 @@ def build_tiny_model(*, out_dir: str | os.PathLike | None = None, warmup_steps: 
     return final
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """One torch thread, deterministic kernels; restored afterwards.
+def build_threads() -> int:
+    """Torch threads for the warm-up: every core of this process when nothing else of the kit's runs beside it.
 
-    Why one thread: on a 2-core box shared with other work, 2-thread torch spin-waits (measured 1.38 s vs
-    0.23 s per 16x128-token step), and a fixed thread count keeps float sums, hence the weights, identical.
+    One thread under pytest-xdist (PYTEST_XDIST_WORKER, inherited by the notebooks' kernels): there the other cores
+    run other tests, and 2-thread torch on a shared 2-core box spin-waits (measured 1.38 s against 0.23 s a
+    16x128-token step). `make pipeline` runs alone: its first training notebook builds while the other two wait on
+    the lock, so two threads use the core that sat idle (173 s -> 122 s on a 2-core AMD EPYC). The weights came out
+    byte for byte the same at one and two threads there (sha256, 1,200 steps; tiny_build.json records the count).
     """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return 1
+    return max(1, min(MAX_BUILD_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int):
+    """n torch threads and deterministic kernels for the build; both restored afterwards."""
     import torch
 
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(1)
+    torch.set_num_threads(n)
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
         yield
@@ -322,7 +335,7 @@ def _one_thread():
         torch.use_deterministic_algorithms(deterministic)
 
 
-def _build_into(tmp: Path, spec: TinySpec, *, progress: bool) -> None:
+def _build_into(tmp: Path, spec: TinySpec, threads: int, *, progress: bool) -> None:
     t0 = time.time()
     data = data_dir()
     tok = train_tokenizer(tokenizer_texts(data), spec.vocab_size)
@@ -339,7 +352,7 @@ def _build_into(tmp: Path, spec: TinySpec, *, progress: bool) -> None:
         "spec": dataclasses.asdict(spec), "hash": build_hash(spec, data), "builder_version": BUILDER_VERSION,
         "n_params": sum(p.numel() for p in model.parameters()), "vocab_size": tok.get_vocab_size(),
         "data_sha256": {n: sha256_file(data / n) for n in BUNDLED_FILES}, "warmup": warm,
-        "wall_time_s": round(time.time() - t0, 1), "files": files, "stamp": stamp(dataclasses.asdict(spec))})
+        "wall_time_s": round(time.time() - t0, 1), "threads": threads, "files": files, "stamp": stamp(dataclasses.asdict(spec))})
     info.chmod(0o644)
 
 
