@@ -184,7 +184,7 @@ def bench_agents(quick: bool) -> tuple[list[dict], dict]:
         lat = res[key]
         rows += [_row("agents", f"{label} p99 s per item ({lat['items']} items)", lat["p99_s"],
                       f"< {res['goals'][goal]}", res["goals_met"][goal], "s"),
-                 # notebook 08's agents aim for half their limit (TIME_MARGIN = 0.5)
+                 # the agents of notebook 10 aim for half their limit (TIME_MARGIN = 0.5)
                  _row("agents", f"{label} p99 / the {lat['limit_s']:g} s limit", lat["p99_share_of_limit"], "< 50%",
                       lat["p99_share_of_limit"] < 0.5, "share")]
     return rows, res

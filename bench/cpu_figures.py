@@ -145,7 +145,7 @@ def match_line(lay: RunLayout) -> str:
     teams = ", ".join(f"the {t} {s['total']:g}" for t, s in scores.items())
     correct = all(s.get("format_correct") == s.get("requested") for s in scores.values())
     kit = scores.get("kit") or next(iter(scores.values()))  # the kit's agents: the match's first team
-    return (f"Notebook 08's match at home: {teams} of 200; "
+    return (f"The match at home: {teams} of 200; "
             f"{'every' if correct else 'NOT every'} question and answer format-correct; p99 "
             f"{kit['question_p99_s']:.1f} s per question and {kit['answer_p99_s']:.1f} s per answer")
 

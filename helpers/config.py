@@ -49,7 +49,7 @@ RESERVED = {WRITER: "the question writer (the writer section)",  # the agents' a
             REASONER: "the reasoning A-agent (the reasoner section)"}
 # the agents' own adapters, each with its owner: loadable by name, never ensemble members
 AGENT_ADAPTERS = {**RESERVED, REASONER_RL: "the reasoner after reinforcement (the rl section)"}
-ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 08's measurement
+ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by notebook 09's measurement
 MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
 
 
@@ -180,7 +180,7 @@ class RLSettings:
 
 @dataclass(frozen=True)
 class AgentsSettings:
-    """agents: the Q- and A-agents of notebook 08 and the export."""
+    """agents: the Q- and A-agents of notebooks 08-10 and the export."""
     topics_file: str = setting(text)
     num_questions: int = setting(integer(1))
     answer_time_limit_s: float = setting(number(low=0.1))
@@ -193,7 +193,7 @@ class AgentsSettings:
     puzzle_levels: list = setting(list_of(one_of_int(1, 2, 3)))
     puzzle_candidates: int = setting(integer(1))
     answer_chunk_size: int = setting(integer(1))
-    answer_mode: str = setting(one_of("auto", *ANSWER_MODES))  # auto: notebook 08's measurement decides
+    answer_mode: str = setting(one_of("auto", *ANSWER_MODES))  # auto: notebook 09's measurement decides
     reason_max_tokens: int = setting(integer(1, 512))
     decode_ms_per_token: float = setting(number(low=0.01))  # the target machine's, writing a chunk of answers
 

@@ -306,10 +306,15 @@ def _stages() -> tuple[Stage, ...]:
          (lay.env, lay.curriculum), trained),
         (("06",), ("06_validate",), (lay.adapter_dir(name), lay.val_data), (lay.eval_rows(name), lay.eval_summary)),
         (("07",), ("07_ensemble",), (lay.eval_rows(name), lay.eval_summary), (lay.ensemble_summary,)),
-        (("08",), ("08_agents",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary),
-         (lay.writer_data, lay.adapter_dir(config.WRITER), lay.writer_report, lay.reasoner_data,
-          lay.reasoner_data_counts, lay.adapter_dir(config.REASONER), lay.rl_data, lay.adapter_dir(config.REASONER_RL),
-          lay.rl_report, lay.reasoner_report, lay.questions, lay.answers, lay.tournament, lay.export_dir)),
+        (("08",), ("08_agents_train",), (lay.env,),
+         (lay.writer_data, lay.adapter_dir(config.WRITER), lay.reasoner_data, lay.reasoner_data_counts,
+          lay.adapter_dir(config.REASONER), lay.rl_data, lay.adapter_dir(config.REASONER_RL), lay.rl_report)),
+        (("09",), ("09_agents_measure",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
+                                            lay.reasoner_data, lay.rl_report),
+         (lay.writer_report, lay.reasoner_report)),
+        (("10",), ("10_agents_match",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
+                                          lay.writer_report, lay.reasoner_report),
+         (lay.questions, lay.answers, lay.tournament, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))
                  for nums, nbs, reads, writes in rows)

@@ -121,7 +121,7 @@ def why_not_current(run_dir: Path, profile: str) -> str | None:
     checks = (
         (record.get("params") == wanted, f"its parameters are {record.get('params')}, not {wanted}"),
         ("rehearsal" not in record, "it is a rehearsal"),
-        (stages == [(nb.name, "ok") for nb in discover_notebooks()], "not every notebook ran, or one failed"),
+        (sorted(stages) == [(nb.name, "ok") for nb in discover_notebooks()], "not every notebook ran, or one failed"),
         (record.get("source") == source_fingerprint(), "the kit's files changed since it ran"),
         (record.get("versions") == versions(), "the installed packages changed since it ran"),
         (lay.terminal_log.is_file(), f"{lay.terminal_log.name} is missing"),
@@ -229,9 +229,9 @@ def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, ext
     """Each notebook through papermill into the run's notebooks/, in order, the training notebooks side by side
     where the machine allows (training_jobs); a failure is recorded, then raised."""
     lay = RunLayout.of(cfg)
-    out_dir, pos = lay.notebooks_dir, 0
-    while pos < len(notebooks):
-        group = side_by_side(notebooks[pos:])
+    out_dir, left = lay.notebooks_dir, list(notebooks)
+    while left:
+        group = side_by_side(left)
         jobs, why = training_jobs(cfg, len(group)) if len(group) > 1 else (1, "")
         if jobs > 1:
             print(f"[pipeline] {', '.join(nb.name for nb in group)} side by side ({jobs} at a time: {why})",
@@ -252,22 +252,21 @@ def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, ext
             write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
             _write_report(lay.root)  # a team wants the report of what did run
             raise StageFailed(failed[0])
-        pos += len(group)
+        left = [nb for nb in left if nb not in group]
 
 
-# Notebooks that read only what the stages before them wrote and write only their own models/<name>/: the three
-# adapters' trainings (03/04/05), which may run side by side.
-SIDE_BY_SIDE = ("03", "04", "05")
+# Training notebooks that read only what notebooks 00-02 wrote and write only their own models/<name>/: the three
+# adapters' trainings (03/04/05) and the agents' (08, the writer and the reasoner on the base model), which may run
+# side by side (helpers/layout.py's stage table says what each reads).
+SIDE_BY_SIDE = ("03", "04", "05", "08")
 
 
 def side_by_side(notebooks: list[Path]) -> list[Path]:
-    """The first notebook and, when it is a training notebook, the training notebooks right after it."""
+    """The first notebook and, when it is a training notebook, every training notebook after it (08 joins 03-05:
+    nothing it reads comes from 06 or 07)."""
     group = notebooks[:1]
     if group and group[0].name[:2] in SIDE_BY_SIDE:
-        for nb in notebooks[1:]:
-            if nb.name[:2] not in SIDE_BY_SIDE:
-                break
-            group.append(nb)
+        group += [nb for nb in notebooks[1:] if nb.name[:2] in SIDE_BY_SIDE]
     return group
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pipeline
+from helpers import layout, pipeline
 from helpers.io import versions, write_json
 from helpers.layout import RunLayout
 
@@ -156,10 +156,40 @@ def test_a_rerun_drops_the_old_record_before_its_first_notebook(tmp_path, monkey
 
 # ---------------------------------------------------------------- the training notebooks side by side
 def test_only_the_training_notebooks_go_side_by_side():
-    names = [Path(n) for n in ("02_curriculum.ipynb", "03_a.ipynb", "04_b.ipynb", "05_c.ipynb", "06_v.ipynb")]
+    names = [Path(n) for n in ("02_curriculum.ipynb", "03_a.ipynb", "04_b.ipynb", "05_c.ipynb", "06_v.ipynb",
+                               "07_e.ipynb", "08_t.ipynb", "09_m.ipynb")]
     assert pipeline.side_by_side(names) == names[:1]
-    assert pipeline.side_by_side(names[1:]) == names[1:4]
-    assert pipeline.side_by_side(names[3:]) == names[3:4]
+    assert pipeline.side_by_side(names[1:]) == names[1:4] + names[6:7]  # 08 joins 03-05
+    assert pipeline.side_by_side(names[3:]) == [names[3], names[6]]
+    assert pipeline.side_by_side(names[4:]) == names[4:5]
+
+
+def _run_order(jobs: int) -> list[list[str]]:
+    """The groups the pipeline runs the stage table's notebooks in, `jobs` of a group at a time."""
+    left, groups = [Path(f"{nb}.ipynb") for nb in sorted(layout.NOTEBOOKS.values())], []
+    while left:
+        group = pipeline.side_by_side(left)
+        group = group if jobs > 1 else group[:1]
+        groups.append([p.stem for p in group])
+        left = [p for p in left if p not in group]
+    return groups
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_every_notebook_runs_once_after_the_notebooks_whose_files_it_reads(jobs):
+    groups = _run_order(jobs)
+    assert sorted(nb for g in groups for nb in g) == sorted(layout.NOTEBOOKS.values())
+    written_by = {path: stage for stage in layout.STAGES for path in stage.writes}
+    done: set[str] = set()
+    for group in groups:
+        for nb in group:
+            stage = next(s for s in layout.STAGES if nb in s.notebooks)
+            early = {path: written_by[path].notebooks for path in stage.reads
+                     if path in written_by and not set(written_by[path].notebooks) & done}
+            assert not early, (nb, "reads before its writer ran", early)
+        done |= set(group)
+    if jobs > 1:
+        assert set(groups[3]) == {layout.NOTEBOOKS[n] for n in ("03", "04", "05", "08")}, groups
 
 
 @pytest.mark.parametrize("backend,weights,threads,cores,jobs", [

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -20,6 +21,7 @@ from helpers import puzzles
 from helpers.puzzles import csp
 from helpers.puzzles.seating import layouts
 from helpers.puzzles.seating import solver as seating_solver
+from helpers.puzzles.seating import text as seating_text
 from helpers.puzzles.seating import world as seating_world
 
 
@@ -199,6 +201,35 @@ def test_question_forms_spread_over_each_kind(generated):
     # generator 1 in 8). This fixed sample's share moves whenever a generator change moves the random stream (a
     # 45-build share varies by about 7 points), so the floor sits below the range, well above the old generator
     assert sum(f.startswith("attr") for f in attrs) >= 0.3 * len(attrs), attrs
+
+
+def test_a_who_question_never_offers_the_person_it_asks_about(generated):
+    """"Who sits to Ann's left?" with Ann among the wrong choices gives a blind opponent a free elimination. The asked
+    person may fill a place only where the group has too few others for three wrong choices (a table of four)."""
+    asked = 0
+    for (kind, level), (builds, _, _) in generated.items():
+        for b in builds:
+            q = b["puzzle"]["question"]
+            if q[0] not in ("who", "attr"):
+                continue
+            group = q[1] if q[0] == "attr" else "people"
+            if len(seating_text.members(b["puzzle"], group)) - 2 >= 3:
+                asked += 1
+                assert q[-2] not in b["distractors"], (kind, level, q, b["answer"], b["distractors"])
+    assert asked >= 60, asked  # the fixture asks ~100 such questions
+
+
+@pytest.mark.parametrize("kind", ["seating_parallel_rows", "seating_row_facing"])
+def test_every_wording_of_a_side_names_that_side_and_never_the_other(generated, kind):
+    """Read with this test's own table, not the writer's: the puzzle reader reads a text back through the wording
+    table that wrote it, so a side swapped in that table round-trips unseen (docs/testing.md, planted bugs)."""
+    puzzle = generated[(kind, 2)][0][0]["puzzle"]
+    a, b = puzzle["people"][:2]
+    for side, other in (("left", "right"), ("right", "left")):
+        for clue in ([side[0] + "end", a], [side, a, b, 1], [side, a, b, 2]):
+            for text in seating_text.clue_variants(puzzle, clue):
+                words = set(re.findall(r"[a-z]+", text.lower()))
+                assert side in words and other not in words, (kind, clue, text)
 
 
 @pytest.mark.parametrize("kind", layouts.KINDS)

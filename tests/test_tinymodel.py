@@ -259,7 +259,7 @@ def test_processes_asking_at_once_build_the_model_once(monkeypatch, tmp_path):
 
     calls = []
 
-    def slow_build(tmp, spec, *, progress):
+    def slow_build(tmp, spec, threads, *, progress):
         calls.append(spec)
         time.sleep(0.3)  # long enough that every caller arrives while the first is still building
         (tmp / "model.safetensors").write_bytes(b"weights")

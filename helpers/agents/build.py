@@ -40,13 +40,13 @@ def measured_share(cfg: config.Profile) -> tuple[float, str]:
         return float(share), "set in the profile"
     path = RunLayout.of(cfg).writer_report
     if not path.exists():
-        return 0.0, "no trained writer was measured (writer.examples 0, or notebook 08 not run for this run)"
+        return 0.0, "no trained writer was measured (writer.examples 0, or notebooks 08-09 not run for this run)"
     report = io.read_json(path)
     missing = missing_adapter_files(cfg, WRITER)
     if missing:
         return 0.0, f"the measured writer's adapter is missing ({missing[0]})"
     if (report.get("params") or {}).get("writer") not in (None, config.as_dict(cfg.writer)):
-        return 0.0, f"{path.name} measured other writer settings than the profile's: run notebook 08 again"
+        return 0.0, f"{path.name} measured other writer settings than the profile's: run notebooks 08 and 09 again"
     share = float(report["justified_share"])
     return share, report["why"].removeprefix(f"model_question_share {share:g}: ")  # the stage's reason, bare
 
@@ -62,7 +62,7 @@ def measured_answer(cfg: config.Profile) -> tuple[str, str, str]:
         return mode, REASONER, "set in the profile"
     path = RunLayout.of(cfg).reasoner_report
     if not path.exists():
-        return "letter", REASONER, "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
+        return "letter", REASONER, "no reasoner was measured (reasoner.examples 0, or notebooks 08-09 not run for this run)"
     report = io.read_json(path)
     member = report.get("reasoner_member", REASONER)
     missing = missing_adapter_files(cfg, member)
@@ -71,10 +71,10 @@ def measured_answer(cfg: config.Profile) -> tuple[str, str, str]:
     measured_sha = (report.get("adapters_sha256") or {}).get(member)
     if measured_sha and measured_sha != adapter_sha256(RunLayout.of(cfg).adapter_dir(member)):
         return "letter", REASONER, (f"{member}'s adapter was trained again after {path.name} measured it: run "
-                                    "notebook 08 again")
+                                    "notebook 09 again")
     if not _still_the_profiles(report.get("params") or {}, cfg):
         return "letter", REASONER, (f"{path.name} measured other reasoner, rl or answer-budget settings than the "
-                                    "profile's: run notebook 08 again")
+                                    "profile's: run notebooks 08 and 09 again")
     mode = report["justified_mode"]
     return mode, member, report["why"].removeprefix(f"answer_mode {mode}: ")  # the stage's reason, bare
 
@@ -102,6 +102,18 @@ def selection(cfg: config.Profile) -> dict:
     """The A-agent's members: the ensemble from notebook 07, else the best model of 06, else a fallback; and the
     reasoner adapter a reasoning A-agent uses ("reasoner": measured_answer's)."""
     return {**pred.choose_members(RunLayout.of(cfg), list(cfg.models)), "reasoner": measured_answer(cfg)[1]}
+
+
+def match_plan(cfg: config.Profile, *, answer_mode: str | None = None, time_margin: float | None = None,
+               **params: Any) -> tuple[config.AgentsSettings, dict, str]:
+    """What notebook 10 plays with: the agents' settings (every non-None parameter over the profile, "auto" resolved
+    from notebook 09's measurements on the same time margin), the A-agent's selection with the reasoner it uses (the
+    measured one, or the supervised one when answer_mode is given), and why that answer mode."""
+    measured_on = config.with_params(cfg, "agents", time_margin=time_margin)
+    agents = agents_cfg(cfg, answer_mode=answer_mode, time_margin=time_margin, **params)
+    _, member, why = measured_answer(measured_on)
+    sel = {**selection(measured_on), "reasoner": member if answer_mode is None else REASONER}
+    return agents, sel, why if answer_mode is None else "the ANSWER_MODE parameter"
 
 
 def load_team_model(cfg: config.Profile, names: Sequence[str],

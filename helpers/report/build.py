@@ -155,10 +155,10 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
         acc = [("note", f"unexpected content in eval/summary.json or ensemble/summary.json ({type(exc).__name__}: {exc})")]
     out += acc or [("note", "not run: notebooks/06_validate.ipynb and notebooks/07_ensemble.ipynb")]
     out += ev_blocks + ens_blocks
-    _section(ctx, out, "Question writer", ctx.rel(lay.writer_report), "08", writer_section)
+    _section(ctx, out, "Question writer", ctx.rel(lay.writer_report), "09", writer_section)
     _section(ctx, out, "Reasoner reinforcement (GRPO)", ctx.rel(lay.rl_report), "08", rl_section)
-    _section(ctx, out, "Reasoning A-agent", ctx.rel(lay.reasoner_report), "08", reasoner_section)
-    tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "08", match_section)
+    _section(ctx, out, "Reasoning A-agent", ctx.rel(lay.reasoner_report), "09", reasoner_section)
+    tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "10", match_section)
     try:
         glance = _glance(ctx, env, data, ev, ens, tour)
     except UNEXPECTED:  # each section below already names what is wrong with its file

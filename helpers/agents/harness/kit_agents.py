@@ -46,7 +46,7 @@ def load_export_config(path: str | os.PathLike | None = None) -> tuple[dict, Pat
     folder = path.resolve().parent
     agents = _section(config.AgentsSettings, conf["agents"], path, "agents")
     for key in ("model_question_share", "answer_mode"):
-        if getattr(agents, key) == "auto":  # the export records what notebook 08 decided, never auto
+        if getattr(agents, key) == "auto":  # the export records what notebook 09 measured, never auto
             raise InputError(path, None, f"agents.{key}", "auto: export the run again to record the decided value")
     model = _section(config.ModelSettings, _model_settings(conf, folder), path, "model")
     return {**conf, "agents": agents, "model": model}, folder

@@ -1,4 +1,4 @@
-"""Charts for notebook 08: the match scoreboard and per-item latency against the organisers' limits."""
+"""Charts for notebook 10: the match scoreboard and per-item latency against the organisers' limits."""
 
 from __future__ import annotations
 

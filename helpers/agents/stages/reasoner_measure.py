@@ -187,7 +187,7 @@ def justified_mode(report: dict | None) -> tuple[str, str]:
     (helpers.evaluate.favourite_letter); else letter."""
     reason, letter_ = (report or {}).get("reason"), (report or {}).get("letter")
     if not reason or not letter_:
-        return "letter", "no reasoner was measured (reasoner.examples 0, or notebook 08 not run for this run)"
+        return "letter", "no reasoner was measured (reasoner.examples 0, or notebooks 08-09 not run for this run)"
     if reason["filter_failed"]:
         return "letter", f"{reason['filter_failed']} reasoning answer(s) failed the answer filter"
     p99, limit = reason["latency"]["p99_s"], reason["latency"]["limit_s"]

@@ -71,7 +71,7 @@ def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None
         sel = build.loaded_selection(sel, info)
     if REASONER not in getattr(model, "peft_config", {}):
         raise io.InputError(RunLayout.of(cfg).adapter_dir(REASONER), None, None,
-                            "missing: the reasoner is not trained (notebook 08 section 4, or "
+                            "missing: the reasoner is not trained (notebook 08 section 3, or "
                             "`python -m helpers.agents.stages reasoner`)")
     agents = replace(cfg.agents, model_question_share=0.0)
     questions = measure_questions(cfg)

@@ -68,7 +68,7 @@ def justified_share(report: dict | None) -> tuple[float, str]:
     generated puzzle when it fails) for a trained writer that beats the base and proves at least half, else 0."""
     trained = (report or {}).get(WRITER)
     if not trained:
-        return 0.0, "no trained writer was measured (writer.examples 0, or notebook 08 not run for this run)"
+        return 0.0, "no trained writer was measured (writer.examples 0, or notebooks 08-09 not run for this run)"
     base = report.get(BASE) or {"proven_share": 0.0}
     got, floor = trained["proven_share"], MIN_PROVEN_SHARE
     if got <= base["proven_share"]:

@@ -1,4 +1,4 @@
-"""The reasoner's answer mode (notebook 08's A-agent, reasoning then the letter, inside the answer budget) and two GRPO
+"""The reasoner's answer mode (notebook 10's A-agent, reasoning then the letter, inside the answer budget) and two GRPO
 steps of the reasoner's reinforcement stage (helpers.agents.stages.reasoner_rl), where trl and datasets are installed.
 """
 
@@ -15,7 +15,7 @@ GRPO_NEEDS = ("trl", "datasets")
 
 
 def reasoner_answers(cfg: config.Profile, model: Any, tokenizer: Any, member: str) -> dict:
-    """Held-out puzzles answered by `member` in answer mode "reason" (build.answer_agent), measured as notebook 08
+    """Held-out puzzles answered by `member` in answer mode "reason" (build.answer_agent), measured as notebook 09
     measures it; fails when an answer misses the filter, falls back, or is over the answer limit."""
     from helpers.agents import build
     from helpers.agents.stages import reasoner_measure
