@@ -1,4 +1,4 @@
-# qa-agent-kit: `make pipeline` runs notebooks 00..08 headless; `make test` runs every test tier.
+# qa-agent-kit: `make pipeline` runs notebooks 00..10 headless; `make test` runs every test tier.
 # Both set the kit up first (idempotent), so on a fresh machine they are the only two commands.
 
 PROFILE ?= smoke
@@ -45,13 +45,13 @@ ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.
 .PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
 
 help:
-	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..08 headless"
+	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..10 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-realmodel                                    the real SmolLM2-135M trained: answer form, exported agents, question writer (~16 min; CI runs it, make test does not)"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make typecheck                                         the notebooks' code type-checked (mypy through nbqa), then the checker's own test"
-	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..08 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
+	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..10 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
 	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
 	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
@@ -149,14 +149,14 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.p
 pipeline: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
 
-# A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..08 on the profile
+# A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..10 on the profile
 # with only the swaps of configs/overlays/rehearsal.yaml (tiny model, offline data, small sizes), recorded in
 # runs/rehearse-<profile>/rehearsal.json. The run is rehearse-<profile> unless RUN is given.
 .PHONY: rehearse test-rehearsal
 rehearse: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)'
 
-# The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..08, one after another
+# The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..10, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
 REHEARSAL_JOB ?=
 test-rehearsal: setup

@@ -1,4 +1,4 @@
-"""A dress rehearsal of a GPU profile on CPU: the profile's notebooks 00..08 with only the base model, what the tiny
+"""A dress rehearsal of a GPU profile on CPU: the profile's notebooks 00..10 with only the base model, what the tiny
 model needs, what an offline CPU box cannot do and the sizes swapped, every other setting as the profile has it.
 
     make rehearse PROFILE=mi300x                       # = python -m helpers.pipeline --profile mi300x --rehearse

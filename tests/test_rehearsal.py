@@ -1,7 +1,7 @@
 """The dress rehearsal of every GPU profile on CPU (helpers.rehearse, configs/overlays/rehearsal.yaml).
 
 Tier `rehearsal` (make test-rehearsal; make test leaves it out): mi300x, tournament and laptop each run notebooks
-00..08 through `python -m helpers.pipeline --rehearse`, in a run folder of their own, and what each profile's
+00..10 through `python -m helpers.pipeline --rehearse`, in a run folder of their own, and what each profile's
 settings must produce is read back from the run: every adapter's rank, alpha, dropout and method, the chunk count,
 the LR and replay schedules, the DoRA magnitude group in the optimizer itself, the writer's and the reasoner's rates,
 the agents' settings, outputs that pass the format filter, and the swaps recorded exactly as the overlay says.
@@ -128,7 +128,7 @@ def test_the_report_says_it_is_a_rehearsal_with_every_swap():
     assert all(s["key"] in text for s in record["swaps"])
 
 
-# ---------------------------------------------------------------- the tier: 00..08 per GPU profile
+# ---------------------------------------------------------------- the tier: 00..10 per GPU profile
 def _read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
