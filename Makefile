@@ -184,7 +184,7 @@ test-realmodel: setup
 test-fast: setup
 	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test-fast) -m "not pipeline and not realmodel and not rehearsal and not profiles and not gpucheck" $(PYTEST_ARGS)
 
-# Is this box ready? (helpers/env/gpu_check, README "Is this box ready? make gpu-check"): the env check, LoRA, rsLoRA and
+# Is this box ready? (helpers/gpu_check, README "Is this box ready? make gpu-check"): the env check, LoRA, rsLoRA and
 # DoRA through the kit's training loop, letters on the device against the CPU, the reasoner, two GRPO steps and the
 # memory estimate against the measured peak, in minutes, offline -> runs/gpu-check/gpu-check.json and report.html.
 # Exit 0: no step failed; 1: a step failed; 2: no GPU (one line). DEVICE=cpu runs it all on the CPU into
@@ -196,7 +196,7 @@ MODEL ?=
 STEPS ?= 30
 GPU_CHECK_ARGS ?=
 gpu-check: $(if $(filter command line,$(origin PY)),,setup)
-	$(PY) -m helpers.env gpu-check --device $(DEVICE) --steps $(STEPS) $(if $(MODEL),--model "$(MODEL)") --overrides '$(OVERRIDES)' $(GPU_CHECK_ARGS)
+	$(PY) -m helpers.gpu_check --device $(DEVICE) --steps $(STEPS) $(if $(MODEL),--model "$(MODEL)") --overrides '$(OVERRIDES)' $(GPU_CHECK_ARGS)
 
 # The gpu-check tier (tests/test_gpu_check.py -m gpucheck): make gpu-check DEVICE=cpu twice side by side, with every
 # package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~75 s on

@@ -7,8 +7,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      filters (the organisers' filters), moved (old command lines say where they went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.pinsets (make setup's pins), env.box (the box's torch stack), env.stack (Unsloth's needs),
-                     env.gpu_setup (make setup-gpu), env.gpu_check (make gpu-check: gpu_check.run, gpu_check.device,
-                     gpu_check.inputs, gpu_check.training, gpu_check.letters, gpu_check.agents, gpu_check.steps, gpu_check.report)
+                     env.gpu_setup (make setup-gpu)
     01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row
                      mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles, puzzles.catalogue (the kinds,
                      generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
@@ -20,21 +19,22 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      puzzles.blind (what options give away), puzzles.names, puzzles.variety, puzzles.deduction
                      (deduction.steps, deduction.checker, deduction.citing, deduction.board, deduction.layouts,
                      deduction.writer, deduction.words, deduction.kinship, deduction.measure, deduction.reading)
-    02 curriculum    curriculum (the stage: curriculum.order, curriculum.stats, curriculum.plots, curriculum.files),
+    02 curriculum    curriculum (the stage: curriculum.order, curriculum.schedule (lr / replay per chunk),
+                     curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)
     03/04/05 train   train (train.run: the chunk loop; train.adapter: base + adapter; train.state: what a run
                      carries and resumes; train.outputs: summary, adapter, plot; train.progress; train.world:
-                     ranks), train.replay (reservoir, chunk mixing), train.schedule (lr / replay per chunk),
-                     train.data (tokenised examples), train.hf (Trainer seam), train.checkpoints (atomic,
-                     resumable), train.telemetry (metrics, live plot), train.plan (examples, steps, hours)
+                     ranks), train.replay (reservoir, chunk mixing), train.data (tokenised examples), train.hf
+                     (Trainer seam), train.checkpoints (atomic, resumable), train.telemetry, train.plan (hours)
     models           models (models.load, models.adapters, models.settings, models.unsloth_api), models.members (a run's
                      adapters, CPU threads), models.tiny / models.packaged (offline), models.cache, models.compat, models.release
-    06 validate      scoring (letter scoring), evaluate (evaluate.rows, evaluate.score, evaluate.metrics:
-                     accuracy, calibration, buckets), evaluate.plots
-    07 ensemble      ensemble
-    08 agents        agents (Q/A agents, match, harness export; command lines in agents.harness.cli)
+    06 / 07          scoring (letter scoring), evaluate (evaluate.rows, evaluate.score, evaluate.metrics:
+                     accuracy, calibration, buckets), evaluate.plots; ensemble (07)
+    08-10 agents     agents (Q/A agents, match, harness export; command lines in agents.harness.cli)
     make pipeline    pipeline (papermill); report, report.build, report.sections, report.render (report.md/.html);
                      rehearse (make rehearse: a GPU profile on CPU, configs/overlays/rehearsal.yaml's swaps)
+    make gpu-check   gpu_check (above the stages it runs: gpu_check.run, gpu_check.device, gpu_check.inputs,
+                     gpu_check.training, gpu_check.letters, gpu_check.agents, gpu_check.steps, gpu_check.report)
 """
 
 __version__ = "0.1.0"

@@ -249,7 +249,7 @@ class RunLayout:
         """make rehearse: the profile's keys the rehearsal swapped (from, to, why); absent in a real run."""
         return self.root / "rehearsal.json"
 
-    # make gpu-check (helpers.env.gpu_check): its own folder (GPU_CHECK_RUN), with models/, curriculum/ and agents/
+    # make gpu-check (helpers.gpu_check): its own folder (GPU_CHECK_RUN), with models/, curriculum/ and agents/
     # as a run has them, report.html, and these
     @property
     def gpu_check_record(self) -> Path:

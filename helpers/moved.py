@@ -16,6 +16,7 @@ MOVED = {
     "helpers.agents.question": "python -m helpers.agents question --output_file FILE --num_questions N [...]",
     "helpers.agents.answer": "python -m helpers.agents answer --input_file FILE --output_file FILE [...]",
     "helpers.models.packaged": "python -m helpers.models install|convert",
+    "helpers.env gpu-check": "python -m helpers.gpu_check [--device auto|cpu] [--model PATH] [...] (make gpu-check)",
 }
 
 

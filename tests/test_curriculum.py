@@ -16,7 +16,7 @@ from helpers.config import load_profile, runs_root
 from helpers.io import InputError
 from helpers.records import RecordError, make_record
 from helpers.train import replay as R
-from helpers.train import schedule as S
+from helpers.curriculum import schedule as S
 
 
 def rec(question="Name the capital city of the country", choices=("Paris", "Rome", "Oslo", "Bern"), source="other",

@@ -1,4 +1,4 @@
-"""make gpu-check (helpers.env.gpu_check): one line and exit 2 without a GPU, bad input said in one line while the check
+"""make gpu-check (helpers.gpu_check): one line and exit 2 without a GPU, bad input said in one line while the check
 goes on, each missing package skipping its step, the record's shape; then (`-m gpucheck`, make test-gpu-check, CI) the
 whole check on the CPU, once with every package and once on a box with only torch, transformers, peft and accelerate.
 """
@@ -19,8 +19,8 @@ import pytest
 from _tiny import tiny_model_dir
 from conftest import ROOT
 from helpers import config
-from helpers.env.gpu_check import agents, device, inputs, letters, steps
-from helpers.env.gpu_check import run as gc_run
+from helpers.gpu_check import agents, device, inputs, letters, steps
+from helpers.gpu_check import run as gc_run
 from helpers.layout import RunLayout
 
 GIB = 1024 ** 3
@@ -68,7 +68,7 @@ def offline_env(tmp: Path) -> dict:
 
 
 def gpu_check_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "helpers.env", "gpu-check", *args]
+    return [sys.executable, "-m", "helpers.gpu_check", *args]
 
 
 def step(record: dict, name: str) -> dict:
@@ -218,7 +218,7 @@ def test_a_missing_package_skips_its_step_with_the_reason(monkeypatch):
 def test_the_gpu_check_path_imports_without_the_packages_a_gpu_box_may_lack(tmp_path):
     """Every helpers module the check's steps import, in a process where ABSENT cannot be imported: none of them
     imports datasets, trl, papermill, pandas or Unsloth when imported (GRPO imports trl inside its step)."""
-    modules = ["helpers.env.gpu_check", "helpers.env.__main__", "helpers.train", "helpers.models",
+    modules = ["helpers.gpu_check", "helpers.env.__main__", "helpers.train", "helpers.models",
                "helpers.models.members", "helpers.evaluate", "helpers.scoring", "helpers.agents.build",
                "helpers.agents.stages.reasoner_measure", "helpers.agents.stages.reasoner_rl", "helpers.report.render",
                "helpers.curriculum.order", "transformers", "peft", "accelerate"]

@@ -124,6 +124,54 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def room_of(module: str) -> str:
+    """The part a helpers module belongs to: its first folder under helpers/ (helpers.env.facts -> helpers.env), or
+    itself for a top-level module (helpers.config)."""
+    return ".".join(module.split(".")[:2])
+
+
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Part -> the other parts its modules import (a part's own imports left out)."""
+    rooms: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        rooms.setdefault(room_of(module), set()).update(room_of(t) for t in targets)
+    return {room: targets - {room} for room, targets in rooms.items()}
+
+
+def layers(rooms: dict[str, set[str]]) -> list[list[str]]:
+    """The parts floor by floor from the bottom: each part one floor above the highest part it imports."""
+    floor: dict[str, int] = {}
+
+    def height(room: str) -> int:
+        if room not in floor:
+            floor[room] = 1 + max((height(t) for t in rooms[room]), default=-1)
+        return floor[room]
+
+    for room in rooms:
+        height(room)
+    return [sorted(r for r, f in floor.items() if f == k) for k in range(max(floor.values()) + 1)]
+
+
+def test_a_part_importing_a_part_above_it_is_a_circle_between_parts():
+    modules = {"helpers.env.facts": {"helpers.models.api"}, "helpers.env.gpu": set(),
+               "helpers.models.api": set(), "helpers.models.load": {"helpers.env.facts"}}
+    assert find_cycle({m: set() for m in modules} | modules) is None  # no circle file by file
+    assert find_cycle(room_graph(modules)) == ["helpers.env", "helpers.models", "helpers.env"]
+    assert layers(room_graph({"helpers.env.gpu": set(), "helpers.models.load": {"helpers.env.facts"},
+                              "helpers.env.facts": set()})) == [["helpers.env"], ["helpers.models"]]
+
+
+def test_parts_import_only_the_parts_below_them():
+    """Folder by folder, not only file by file: a part (helpers/env/, helpers/train/, helpers/config.py) may import
+    another only if that one imports nothing of it, however indirectly; `pytest tests/test_structure.py -k
+    parts_import -s` prints the floors."""
+    rooms = room_graph(import_graph())
+    assert {"helpers.env", "helpers.gpu_check", "helpers.models", "helpers.train", "helpers.curriculum"} <= set(rooms)
+    assert find_cycle(rooms) is None, f"an import runs back up between parts: {find_cycle(rooms)}"
+    for k, floor in enumerate(layers(rooms)):
+        print(f"floor {k}: {', '.join(r.removeprefix('helpers.') for r in floor)}")
+
+
 def test_the_cycle_finder_finds_a_circle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
@@ -389,11 +437,14 @@ def test_profile_sections_are_read_as_typed_attributes():
 
 @pytest.mark.parametrize("module", sorted(__import__("helpers.moved", fromlist=["MOVED"]).MOVED))
 def test_a_command_that_moved_says_where_it_lives_now_and_exits_2(module):
-    """`python -m helpers.env.memory ...` (the line before the move) must not exit 0 having done nothing."""
+    """`python -m helpers.env.memory ...` or `python -m helpers.env gpu-check ...` (the line before the move) must
+    not exit 0 having done nothing."""
     from helpers.moved import MOVED
-    assert (HELPERS / (module.removeprefix("helpers.").replace(".", "/") + ".py")).is_file(), f"{module} is gone"
-    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    name, *subcommand = module.split()
+    where = HELPERS / name.removeprefix("helpers.").replace(".", "/")
+    assert where.with_suffix(".py").is_file() or (where / "__main__.py").is_file(), f"{name} is gone"
+    done = subprocess.run([sys.executable, "-m", name, *subcommand, "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 2 and MOVED[module] in done.stderr and not done.stdout, (module, done.stderr)
     # one line of its own (runpy may warn first when the package imported the module before running it)
     assert done.stderr.strip().splitlines()[-1].startswith(f"python -m {module} is not a command"), done.stderr

@@ -1,8 +1,8 @@
 """The curriculum stage (notebook 02): order the training records easy to hard, cut them into chunks, report them.
 
-Parts: order (difficulty order, chunks), stats (counts, histogram), plots (difficulty, chunk mix), files (read
-data/train.jsonl, write curriculum/). Difficulty itself is scored in helpers.difficulty; the replay buffer and the
-per-chunk schedules the trainer follows are in helpers.train.replay and helpers.train.schedule.
+Parts: order (difficulty order, chunks), schedule (learning rate and replay share per chunk), stats (counts,
+histogram), plots (difficulty, chunk mix), files (read data/train.jsonl, write curriculum/). Difficulty itself is
+scored in helpers.difficulty; the replay buffer the trainer fills is helpers.train.replay.
 """
 
 from helpers.curriculum.files import load_train, write_curriculum

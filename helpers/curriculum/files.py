@@ -11,7 +11,7 @@ from helpers.curriculum.stats import curriculum_stats
 from helpers.io import InputError
 from helpers.layout import RunLayout
 from helpers.records import validate
-from helpers.train.schedule import lr_schedule, replay_schedule
+from helpers.curriculum.schedule import lr_schedule, replay_schedule
 
 
 def load_train(path: str | Path) -> list[dict]:

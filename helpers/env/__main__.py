@@ -4,12 +4,10 @@
     box record | box constraints FILE          the box's torch stack: recorded once, FILE's pins filtered for it
     box plan [--python V --torch V] [--json]   the tested pin set for this box or a described one (exit 2: none)
     gpu-setup download|install|plan|check      make setup-gpu: pinned Unsloth, the box's torch stack untouched
-    gpu-check [--device auto|cpu] [--model PATH] [--out DIR] [--steps N] [--profile NAME]
-                                               make gpu-check: the kit's GPU path run on this box (exit 2: no GPU)
     profile NAME [--overrides JSON] [--run R]  the profile as it resolves, each key with the file it came from
 `box` runs before make setup installs anything: this module and what it imports at the top are standard library
-only; gpu_setup (which needs `packaging`) and gpu_check (yaml, then torch and the rest) are imported when their
-command runs.
+only; gpu_setup (which needs `packaging`) is imported when its command runs. make gpu-check is
+`python -m helpers.gpu_check` (it imports the stages it checks, so it sits above them and above env).
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+from helpers import moved
 from helpers.env import box, memory, pinsets
 
 
@@ -156,39 +155,6 @@ def run_gpu_setup(args: argparse.Namespace) -> int:
     return gpu_setup.check()
 
 
-def _gpu_check_parser(sub: argparse._SubParsersAction) -> None:
-    """make gpu-check's arguments."""
-    ap = sub.add_parser("gpu-check", help="the kit's GPU path on this box in minutes: gpu-check.json, report.html",
-                        description="Train LoRA, rsLoRA and DoRA through the kit's loop on this box's GPU, score "
-                                    "letters against the CPU, run the reasoner and two GRPO steps, and compare the "
-                                    "memory estimate with the measured peak. Exit 0: no step failed; 1: a step "
-                                    "failed; 2: no GPU (one line).")
-    ap.add_argument("--device", default="auto", choices=("auto", "cpu"),
-                    help="auto: the GPU torch sees, else exit 2; cpu: the whole check on the CPU (GPUs hidden)")
-    ap.add_argument("--model", help="a local model folder (Qwen2/Llama, safetensors); default: the tiny model, built "
-                                    "locally")
-    ap.add_argument("--out", type=Path, help="where to write (default runs/gpu-check, runs/gpu-check-cpu on the CPU)")
-    ap.add_argument("--steps", type=int, default=30, help="optimizer steps per adapter, about (default 30)")
-    ap.add_argument("--profile", default="smoke", help="the profile checked, with configs/overlays/gpu-check.yaml "
-                                                       "over it (default smoke: its adapters learn on the tiny model)")
-    ap.add_argument("--overrides", default="{}", help="dotted profile keys over the overlay, as JSON, e.g. "
-                                                      "'{\"model.use_unsloth\": false}'")
-
-
-def run_gpu_check(args: argparse.Namespace) -> int:
-    """The check; its exit status."""
-    from helpers.env.gpu_check import run_check  # yaml, then torch and the rest inside: after --device cpu hid GPUs
-    try:
-        overrides = json.loads(args.overrides)
-        if not isinstance(overrides, dict):
-            raise ValueError(f"expected a JSON object, got {type(overrides).__name__}")
-    except ValueError as exc:
-        print(f"gpu-check: error: --overrides: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    argv = [f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "command" and v is not None]
-    return run_check(args.device, args.model, args.out, args.steps, args.profile, overrides, argv=argv)
-
-
 def _profile_parser(sub: argparse._SubParsersAction) -> None:
     """The resolved profile's arguments."""
     ap = sub.add_parser("profile", help="the profile as it resolves, each key with the file it came from",
@@ -221,16 +187,16 @@ def run_profile(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run the one command it names."""
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["gpu-check"]:  # its own command now (it imports the stages
+        moved.refuse("helpers.env gpu-check")                          # it checks: env sits below them)
     ap = argparse.ArgumentParser(prog="python -m helpers.env", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     _memory_parser(sub)
     _box_parser(sub)
     _gpu_setup_parser(sub)
-    _gpu_check_parser(sub)
     _profile_parser(sub)
     args = ap.parse_args(argv)
-    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "gpu-check": run_gpu_check,
-           "profile": run_profile}[args.command]
+    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "profile": run_profile}[args.command]
     return run(args)
 
 

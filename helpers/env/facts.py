@@ -19,6 +19,25 @@ from typing import Callable, MutableMapping
 
 from helpers.io import package_version
 
+# Where Unsloth writes the code it generates. unsloth_zoo 2026.10.9 reads UNSLOTH_COMPILE_LOCATION once, when it is
+# imported (unsloth_zoo/compiler.py), and defaults to "unsloth_compiled_cache" relative to the working directory: a
+# notebook's is notebooks/, inside the checkout.
+COMPILE_LOCATION_VAR = "UNSLOTH_COMPILE_LOCATION"
+
+
+def compile_location() -> Path:
+    """The folder the kit gives Unsloth for its generated code: unsloth_compiled_cache/ under the kit's cache
+    (config.cache_root(): $KIT_CACHE_DIR, else runs/_cache), shared by every run like the built tiny model."""
+    from helpers import config
+    return config.cache_root() / "unsloth_compiled_cache"
+
+
+def unsloth_environ() -> dict[str, str]:
+    """The variables the kit sets before Unsloth is imported (models.unsloth_api.import_unsloth, and the import probe
+    below); a value already in the environment wins."""
+    return {COMPILE_LOCATION_VAR: str(compile_location().absolute())}
+
+
 SCHEMA = 1
 PACKAGES = (
     "torch", "triton", "pytorch-triton-rocm", "pytorch-triton", "transformers", "peft", "trl", "datasets",
@@ -233,7 +252,6 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
         out.update(importable=False, detail="not tried: the kit uses Unsloth only on a GPU")  # 2026.10 has a CPU
         # fallback of its own; on a CPU the kit trains with transformers + PEFT
     else:  # its compiled code sent under the kit's cache, as import_unsloth does, not into the working directory
-        from helpers.models.unsloth_api import unsloth_environ
         ok, detail = _run_python("import unsloth", timeout_s, env=unsloth_environ())
         out.update(importable=ok, detail=detail)
 

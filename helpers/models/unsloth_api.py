@@ -9,28 +9,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from helpers.env.facts import COMPILE_LOCATION_VAR, compile_location, unsloth_environ  # noqa: F401 (re-exported)
 from helpers.io import package_version
 
 # What Unsloth patches when it is imported, so what must not be imported before it (unsloth 2026.10.9 warns about
 # these three: critical_modules in unsloth/_gpu_init.py).
 PATCHED_ON_IMPORT = ("trl", "transformers", "peft")
-# Where Unsloth writes the code it generates. unsloth_zoo 2026.10.9 reads UNSLOTH_COMPILE_LOCATION once, when it is
-# imported (unsloth_zoo/compiler.py), and defaults to "unsloth_compiled_cache" relative to the working directory: a
-# notebook's is notebooks/, inside the checkout.
-COMPILE_LOCATION_VAR = "UNSLOTH_COMPILE_LOCATION"
-
-
-def compile_location() -> Path:
-    """The folder the kit gives Unsloth for its generated code: unsloth_compiled_cache/ under the kit's cache
-    (config.cache_root(): $KIT_CACHE_DIR, else runs/_cache), shared by every run like the built tiny model."""
-    from helpers import config
-    return config.cache_root() / "unsloth_compiled_cache"
-
-
-def unsloth_environ() -> dict[str, str]:
-    """The variables the kit sets before Unsloth is imported (import_unsloth, and the env check's import probe);
-    a value already in the environment wins."""
-    return {COMPILE_LOCATION_VAR: str(compile_location().absolute())}
 
 
 def import_unsloth() -> Any:

@@ -21,7 +21,7 @@ from helpers.config import Profile, TrainSettings
 from helpers.curriculum.order import chunk_sizes
 from helpers.data.sizes import SourceSize, source_size
 from helpers.train.replay import replay_count
-from helpers.train.schedule import replay_schedule
+from helpers.curriculum.schedule import replay_schedule
 
 # A step's cost per method against LoRA's: DoRA recomputes each adapted weight's norm in every forward pass
 # (the cpu profile measured notebook 05 at 11.1 min against notebook 03's 9.1, 1.22x); rsLoRA is LoRA's cost.

@@ -13,7 +13,7 @@ from helpers.config import Profile, as_dict
 from helpers.models import load_adapter_weights
 from helpers.train import checkpoints as ckpt
 from helpers.train.replay import ReplayBuffer
-from helpers.train.schedule import lr_schedule, replay_schedule
+from helpers.curriculum.schedule import lr_schedule, replay_schedule
 from helpers.train.world import is_main_process, world_size
 
 

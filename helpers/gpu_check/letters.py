@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import config, env, io
-from helpers.env.gpu_check.steps import one_line
+from helpers.gpu_check.steps import one_line
 from helpers.records import letter
 from helpers.rehearse import HIDDEN_DEVICES
 
@@ -89,7 +89,7 @@ def cpu_reference(cfg: config.Profile, adapter_dirs: dict[str, str], questions: 
     root = str(config.project_root())
     environ = {**os.environ, **HIDDEN_DEVICES,
                "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    code = ("import sys; from helpers.env.gpu_check.letters import reference_main; "
+    code = ("import sys; from helpers.gpu_check.letters import reference_main; "
             "sys.exit(reference_main(sys.argv[1], sys.argv[2]))")
     done = subprocess.run([sys.executable, "-c", code, str(spec), str(out)], cwd=root, env=environ,
                           capture_output=True, text=True, timeout=REFERENCE_TIMEOUT_S)

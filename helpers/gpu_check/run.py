@@ -1,4 +1,4 @@
-"""`make gpu-check` / `python -m helpers.env gpu-check`: the kit's own GPU path on this box, step by step.
+"""`make gpu-check` / `python -m helpers.gpu_check`: the kit's own GPU path on this box, step by step.
 
     env        the env check's rules and the settings it recommends for this box (helpers.env)
     backend    Unsloth or transformers + PEFT (helpers.models.import_backend), and why
@@ -26,9 +26,9 @@ from typing import Any, Callable
 
 from helpers import config, io, layout
 from helpers.env import rules
-from helpers.env.gpu_check import agents, inputs, letters, report, training
-from helpers.env.gpu_check import device as dev
-from helpers.env.gpu_check.steps import Failed, Record, Skip, versions
+from helpers.gpu_check import agents, inputs, letters, report, training
+from helpers.gpu_check import device as dev
+from helpers.gpu_check.steps import Failed, Record, Skip, versions
 from helpers.layout import RunLayout
 from helpers.train.telemetry import read_metrics
 
@@ -289,7 +289,7 @@ def build_record(check: Check, facts: dict, argv: list[str] | None, seconds: flo
     """gpu-check.json: the device, the versions, what the check changed in the profile, every step."""
     failed = check.record.failed()
     return {"schema": SCHEMA, "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": "python -m helpers.env gpu-check" + "".join(f" {a}" for a in argv or []),
+            "command": "python -m helpers.gpu_check" + "".join(f" {a}" for a in argv or []),
             "ok": not failed, "exit_status": 1 if failed else 0, "failed": failed,
             "wall_seconds": round(seconds, 1), "budget_s": BUDGET_S, "device": facts, "versions": versions(),
             "python": sys.version.split()[0], "profile": check.cfg.profile, "swaps": check.swaps,

@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 from helpers import config
-from helpers.env.gpu_check.steps import Skip, finite, missing
+from helpers.gpu_check.steps import Skip, finite, missing
 
 REASONER_QUESTIONS = 4  # held-out puzzles answered in one harness batch
 GRPO_NEEDS = ("trl", "datasets")

@@ -1,4 +1,5 @@
-"""Per-chunk schedules: the learning rate and the replay share of each curriculum chunk, linear from first to last."""
+"""Per-chunk schedules: the learning rate and the replay share of each curriculum chunk, linear from first to last
+(the curriculum stage writes them into each chunk; the trainer follows them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def _linear(n_chunks: int, start: float, end: float) -> list[float]:
 
 
 def replay_schedule(n_chunks: int, start: float, end: float) -> list[float]:
-    """Replay share per chunk, linear from start (first chunk) to end (last); the seeds: 0.10 -> 0.20."""
+    """Replay share per chunk, linear from start (first chunk) to end (last)."""
     ratios = _linear(n_chunks, start, end)
     if any(not 0.0 <= r < 1.0 for r in ratios):
         raise ValueError(f"replay ratios must be in [0, 1), got start={start}, end={end}")
@@ -20,9 +21,6 @@ def replay_schedule(n_chunks: int, start: float, end: float) -> list[float]:
 
 
 def lr_schedule(n_chunks: int, start: float, end: float) -> list[float]:
-    """Learning rate per chunk, linear from start (first chunk) to end (last chunk).
-
-    The seeds wrote lr = 2e-5 * (1 - chunk_idx / n_chunks * 0.5), which over 10 chunks ends at 1.1e-5 on the
-    last chunk, never the 1e-5 they described; this schedule reaches `end` exactly.
-    """
+    """Learning rate per chunk, linear from start (first chunk) to end (last chunk), reaching `end` exactly
+    (docs/history.md: the original team's formula never did)."""
     return _linear(n_chunks, start, end)

@@ -1,4 +1,4 @@
-"""make gpu-check (`python -m helpers.env gpu-check`): the kit's own GPU path run on this box in minutes.
+"""make gpu-check (`python -m helpers.gpu_check`): the kit's own GPU path run on this box in minutes.
 
     run       the steps in order (run_check), gpu-check.json; device: the GPU (or --device cpu), its memory and peaks
     inputs    the profile with configs/overlays/gpu-check.yaml, the model (tiny, or a checked local folder), the questions
@@ -8,6 +8,6 @@
 Nothing heavy is imported here: torch, transformers and the rest load inside the steps, after --device cpu hid the GPUs.
 """
 
-from helpers.env.gpu_check.run import default_out, run_check
+from helpers.gpu_check.run import default_out, run_check
 
 __all__ = ["default_out", "run_check"]

@@ -10,8 +10,8 @@ from typing import Any
 
 from helpers import config
 from helpers.env import memory
-from helpers.env.gpu_check import device as dev
-from helpers.env.gpu_check.steps import finite
+from helpers.gpu_check import device as dev
+from helpers.gpu_check.steps import finite
 from helpers.layout import RunLayout
 
 METHODS = ("lora", "rslora", "dora")
