@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers import config
 from helpers.io import read_json, stamp, versions, write_json
@@ -55,6 +56,17 @@ def quiet_shutdown_kernel_manager() -> type:
     from jupyter_client import AsyncKernelManager
 
     class QuietShutdownKernelManager(AsyncKernelManager):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            # Unix sockets named after each kernel's own connection file, not TCP ports: kernels started at once
+            # (03-05 and 08 side by side, beside make test's other worker) picked the same free port and one died
+            # ("Address already in use", "Kernel died before replying to kernel_info").
+            if os.name == "posix":  # each kernel its own socket prefix (the default one is shared by all)
+                import tempfile
+                import uuid
+                kwargs.setdefault("transport", "ipc")
+                kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(), f"kit-kernel-{uuid.uuid4().hex[:12]}"))
+            super().__init__(*args, **kwargs)
+
         async def _async_interrupt_kernel(self) -> None:
             if self.shutting_down:  # set by shutdown_kernel() before it interrupts, cleared when it is done
                 return

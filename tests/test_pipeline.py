@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -241,6 +242,18 @@ def test_smoke_adapters_learn_the_learnable_task(smoke_run):
     assert len(verdicts) == 3
     failed = {name: v["problems"] for name, v in verdicts.items() if not v["ok"]}
     assert not failed, f"{failed}; all: {verdicts}"
+
+
+def test_kernels_started_at_once_never_share_a_socket():
+    """TCP ports are picked free and bound later, so kernels started together could pick the same one (seen: 08 beside
+    03-05 died with "Address already in use"); each kernel gets Unix sockets of its own instead."""
+    manager = pipeline.quiet_shutdown_kernel_manager()
+    a, b = manager(kernel_name="python3"), manager(kernel_name="python3")
+    if os.name != "posix":  # no Unix sockets: TCP, as jupyter_client starts it
+        assert a.transport == "tcp"
+        return
+    assert (a.transport, b.transport) == ("ipc", "ipc") and a.ip != b.ip
+    assert os.path.isabs(a.ip)  # not the shared default "kernel-ipc" in the working directory
 
 
 def test_pipeline_kernels_shut_down_without_an_interrupt():
