@@ -156,7 +156,7 @@ class RunLayout:
     def ensemble_plot(self, name: str) -> Path:
         return self.ensemble_dir / f"{name}.png"
 
-    # 08 agents
+    # 08-10 agents
     @property
     def agents_dir(self) -> Path:
         return self.root / "agents"
@@ -298,6 +298,7 @@ def _stages() -> tuple[Stage, ...]:
     """The stage table, its paths taken from a layout rooted at "." (so they read as runs/<run>/...)."""
     lay, name = RunLayout(Path(".")), "<name>"
     trained = (lay.adapter_dir(name), lay.metrics(name), lay.model_summary(name), lay.training_plot(name))
+    agent_adapters = tuple(lay.adapter_dir(n) for n in (config.WRITER, config.REASONER, config.REASONER_RL))
     rows = [
         (("00",), ("00_env_check",), (), (lay.env,)),
         (("01",), ("01_dataset_build",), (), (lay.train_data, lay.val_data, lay.data_report)),
@@ -309,11 +310,11 @@ def _stages() -> tuple[Stage, ...]:
         (("08",), ("08_agents_train",), (lay.env,),
          (lay.writer_data, lay.adapter_dir(config.WRITER), lay.reasoner_data, lay.reasoner_data_counts,
           lay.adapter_dir(config.REASONER), lay.rl_data, lay.adapter_dir(config.REASONER_RL), lay.rl_report)),
-        (("09",), ("09_agents_measure",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
-                                            lay.reasoner_data, lay.rl_report),
+        (("09",), ("09_agents_measure",), (lay.env, lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
+                                            *agent_adapters, lay.reasoner_data, lay.rl_report),
          (lay.writer_report, lay.reasoner_report)),
-        (("10",), ("10_agents_match",), (lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
-                                          lay.writer_report, lay.reasoner_report),
+        (("10",), ("10_agents_match",), (lay.env, lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
+                                          *agent_adapters, lay.writer_report, lay.reasoner_report),
          (lay.questions, lay.answers, lay.tournament, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))

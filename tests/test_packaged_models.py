@@ -368,6 +368,6 @@ def test_the_exported_real_model_agents_pass_the_harness_filters(real_lora, tmp_
         for name in ("agents.question_model", "agents.answer_model", "agents"):
             sys.modules.pop(name, None)
     assert all(a is not None and a["answer"] in "ABCD" for a in answers), answers
-    # The organisers' limit is 6 s an answer (notebook 08 aims at half; 1.9 s p99 on an idle machine); CI runs
+    # The organisers' limit is 6 s an answer (notebook 10's agents aim at half; 1.9 s p99 on an idle machine); CI runs
     # four test processes on 2 cores beside this one, so only the limit itself is asserted here.
     assert per_answer < 6.0, per_answer

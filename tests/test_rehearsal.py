@@ -166,7 +166,8 @@ def test_every_notebook_runs_and_the_run_says_it_is_a_rehearsal(rehearsed):
     assert rehearsed["code"] == 0, f"{profile}: the rehearsal failed:\n{tail}"
     record = _read(run / "pipeline.json")
     names = [p.name for p in pipeline.discover_notebooks()]
-    assert [s["notebook"] for s in record["stages"]] == names and {s["status"] for s in record["stages"]} == {"ok"}
+    # in the order they ran: 08 beside 03-05 where the cores allow (helpers.pipeline.side_by_side)
+    assert sorted(s["notebook"] for s in record["stages"]) == names and {s["status"] for s in record["stages"]} == {"ok"}
     for name in names:
         cells = nbformat.read(str(run / "notebooks" / name), as_version=4).cells
         assert not [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])

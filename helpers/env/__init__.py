@@ -7,7 +7,6 @@
     memory     "will it fit": peak training memory from a model's shapes
     box        the box's torch stack (standard library only: make setup runs it before installing anything)
     stack      what the pinned Unsloth wheels require of that stack; gpu_setup: make setup-gpu
-    gpu_check  make gpu-check: the kit's GPU path run on this box (a package; imported by its command only)
 Importing this package imports the standard library only (torch is probed in functions), so `apply_env` runs first.
 """
 

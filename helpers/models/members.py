@@ -1,6 +1,6 @@
 """Members: the base model with its trained adapters attached for inference, and the CPU-thread rule.
 
-Validation (06), the agents (08), the export and the harness all load a run's adapters through here, and
+Validation (06), the agents (08-10), the export and the harness all load a run's adapters through here, and
 training (03-05) sets its torch threads with the same rule, so both live in this one place.
 """
 

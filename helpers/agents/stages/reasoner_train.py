@@ -3,7 +3,8 @@
 profile's `reasoner:` settings) -> letter-only against reasoning on held-out puzzles
 (helpers.agents.stages.reasoner_measure; the reinforced reasoner of helpers.agents.stages.reasoner_rl too, when it is
 trained), whose decision (`justified_answer`: the mode for agents.answer_mode: auto, and which reasoner adapter)
-goes into agents/reasoner.json for helpers.agents.build to read. Notebook 08 runs it; so can a shell:
+goes into agents/reasoner.json for helpers.agents.build to read. Notebook 08 trains it and notebook 09 measures it;
+so can a shell:
 
     python -m helpers.agents.stages reasoner --profile cpu [--run NAME] [--overrides JSON] [--measure-only]
 """

@@ -2,7 +2,7 @@
 under runs/<run>/models/), trained by the machinery of notebooks 03-05 (helpers.agents.stages.own_adapter) with the
 profile's `writer:` settings, then measured against the base (helpers.agents.stages.writer_measure), whose decision
 (`justified_share`, for agents.model_question_share: auto) goes into agents/writer.json for helpers.agents.build to
-read. Notebook 08 runs it; so can a shell:
+read. Notebook 08 trains it and notebook 09 measures it; so can a shell:
 
     python -m helpers.agents.stages writer --profile cpu [--run NAME] [--overrides JSON]
 """
