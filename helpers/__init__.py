@@ -33,8 +33,8 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     08-10 agents     agents (Q/A agents, match, harness export; command lines in agents.harness.cli)
     make pipeline    pipeline (papermill); report, report.build, report.sections, report.render (report.md/.html);
                      rehearse (make rehearse: a GPU profile on CPU, configs/overlays/rehearsal.yaml's swaps)
-    make gpu-check   gpu_check (above the stages it runs: gpu_check.run, gpu_check.device, gpu_check.inputs,
-                     gpu_check.training, gpu_check.letters, gpu_check.agents, gpu_check.steps, gpu_check.report)
+    make gpu-check   gpu_check (above the stages it runs: gpu_check.run, the steps and report.html; gpu_check.inputs,
+                     the device and what it trains; gpu_check.checks, training, letters, agents; gpu_check.steps)
 """
 
 __version__ = "0.1.0"

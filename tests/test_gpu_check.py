@@ -19,7 +19,7 @@ import pytest
 from _tiny import tiny_model_dir
 from conftest import ROOT
 from helpers import config
-from helpers.gpu_check import agents, device, inputs, letters, steps
+from helpers.gpu_check import checks, inputs, steps
 from helpers.gpu_check import run as gc_run
 from helpers.layout import RunLayout
 
@@ -102,14 +102,14 @@ def test_a_gpu_build_of_torch_that_sees_no_gpu_is_named_in_one_line(monkeypatch,
     assert not (tmp_path / "out").exists()
     monkeypatch.setattr(torch.version, "cuda", None)
     monkeypatch.setattr(torch.version, "hip", "6.2.41133")
-    assert "is a ROCm build" in device.no_gpu_line(torch)
+    assert "is a ROCm build" in inputs.no_gpu_line(torch)
 
 
 def test_device_cpu_after_torch_saw_a_gpu_is_refused(monkeypatch):
     import torch
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    with pytest.raises(device.NoDevice, match="already sees the GPU"):
-        device.choose("cpu")
+    with pytest.raises(inputs.NoDevice, match="already sees the GPU"):
+        inputs.choose("cpu")
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys):
@@ -190,8 +190,8 @@ def test_a_check_cut_short_leaves_the_steps_it_got_through_and_says_it_did_not_f
 def test_gpu_memory_nearly_full_skips_training_with_the_numbers(monkeypatch, tmp_path):
     fake = {"kind": "cuda", "name": "Fabricated GPU", "count": 1, "arch": "sm_90", "runtime": "CUDA 13.0",
             "driver": "580.0", "bf16": True, "memory_total_gib": 80.0, "memory_free_gib_at_start": 0.4}
-    monkeypatch.setattr(device, "choose", lambda requested: fake)
-    monkeypatch.setattr(device, "free_memory", lambda d: (int(0.4 * GIB), int(80 * GIB)))
+    monkeypatch.setattr(inputs, "choose", lambda requested: fake)
+    monkeypatch.setattr(inputs, "free_memory", lambda d: (int(0.4 * GIB), int(80 * GIB)))
     rc, record, _ = quiet_run("auto", model=str(tiny_model_dir()), out=tmp_path / "out", steps=4)
     mem = step(record, "memory")
     assert rc == 1 and mem["status"] == "fail", mem
@@ -209,7 +209,7 @@ def test_a_missing_package_skips_its_step_with_the_reason(monkeypatch):
     real = steps.importable
     monkeypatch.setattr(steps, "importable", lambda m: m not in ("trl", "datasets") and real(m))
     with pytest.raises(steps.Skip, match="trl and datasets are not installed"):
-        agents.grpo_steps(config.load_profile("smoke"), {})
+        checks.grpo_steps(config.load_profile("smoke"), {})
     monkeypatch.setattr(steps, "importable", lambda m: m != "trl" and real(m))
     assert steps.missing("trl", "datasets") == "trl is not installed"
     assert steps.versions()["trl"] == "missing" and steps.versions()["torch"] != "missing"
@@ -256,22 +256,22 @@ def test_letters_differ_only_within_a_near_tie():
                             "questions_per_s": 1.0}}
     cpu_side = {"base": {"probs": [[0.38, 0.40, 0.12, 0.10], [0.9, 0.05, 0.03, 0.02], [0.2, 0.6, 0.1, 0.1]],
                          "questions_per_s": 1.0}}
-    got = letters.compare_scores(device_side, cpu_side, letters.NEAR_TIE["bfloat16"])["base"]
+    got = checks.compare_scores(device_side, cpu_side, checks.NEAR_TIE["bfloat16"])["base"]
     assert got["agree"] == 1 and got["questions"] == 3
     assert [(t["question"], t["device"], t["cpu"]) for t in got["near_ties"]] == [(0, "A", "B")]
     assert math.isclose(got["near_ties"][0]["cpu_margin"], 0.02)
     assert [(t["question"], t["device"], t["cpu"]) for t in got["disagree"]] == [(2, "A", "B")]
-    line, bad = letters.verdict({"base": got}, "letters", 0.05)
+    line, bad = checks.verdict({"base": got}, "letters", 0.05)
     assert bad == ["base"] and "1 of 3 the same" in line and "1 near ties" in line and "base (1)" in line
     assert math.isclose(got["max_prob_shift"], 0.3)
-    assert letters.shift_warnings({"base": got}) and not letters.shift_warnings({"base": {**got, "max_prob_shift": 0.01}})
+    assert checks.shift_warnings({"base": got}) and not checks.shift_warnings({"base": {**got, "max_prob_shift": 0.01}})
 
 
 def test_the_generated_letters_are_compared_per_adapter():
     dev_side = {"base": {"probs": [[0.5, 0.5]]},
                 "m": {"probs": [[0.6, 0.4], [0.51, 0.49]], "generated": ["A", None], "texts": ["A", "x"]}}
     cpu_side = {"m": {"probs": [[0.6, 0.4], [0.51, 0.49]], "generated": ["A", "B"], "texts": ["A", "B"]}}
-    got = letters.compare_generated(dev_side, cpu_side, 0.05)
+    got = checks.compare_generated(dev_side, cpu_side, 0.05)
     assert list(got) == ["m"] and got["m"]["agree"] == 1 and len(got["m"]["near_ties"]) == 1
     assert got["m"]["parsed_device"] == 1 and got["m"]["parsed_cpu"] == 2
 
@@ -304,7 +304,7 @@ def test_the_kit_trains_an_adapter_and_compares_its_peak_with_the_estimate(tmp_p
     cfg = config.with_overrides(cfg, {"train.cpu_threads": 1})
     lay = RunLayout(tmp_path / "mini")
     lay.root.mkdir()
-    check = gc_run.Check(device.cpu_facts(__import__("torch")), cfg, swaps, lay, 4, str(tiny_model_dir()),
+    check = gc_run.Check(inputs.cpu_facts(__import__("torch")), cfg, swaps, lay, 4, str(tiny_model_dir()),
                          say=lambda line: None)
     check.record.run("env", check.step_env)
     check.record.run("backend", check.step_backend)
@@ -383,7 +383,7 @@ def test_the_whole_check_runs_on_the_cpu(cpu_runs):
     assert set(gen) == {"model1_lora", "model2_rslora", "model3_dora"}
     assert all(g["parsed_device"] == g["parsed_cpu"] > 0 for g in gen.values()), gen  # the trained form: a letter
     reasoner = step(record, "reasoner")
-    assert reasoner["questions"] == agents.REASONER_QUESTIONS and reasoner["latency"]["over_limit"] == 0
+    assert reasoner["questions"] == checks.REASONER_QUESTIONS and reasoner["latency"]["over_limit"] == 0
     grpo = step(record, "grpo")
     assert grpo["steps"] == 2 and len(grpo["losses"]) >= 1 and grpo["trl"] == record["versions"]["trl"]
     fit = step(record, "fit")["methods"]

@@ -13,6 +13,9 @@
     fit        the estimate against the measured peak per method, and tokens/s per method
 Each step is recorded pass, fail or skip with its reason in <out>/gpu-check.json; report.html shows it on one page.
 Exit 0: nothing failed; 1: a step failed; 2: no GPU (or bad arguments), said in one line, nothing written.
+
+The one-page report.html: the verdict, the device and versions, each step's status and reason, the
+figures per method, the letters compared, and the loss and memory plots (inlined: one file to carry off the box).
 """
 
 from __future__ import annotations
@@ -22,16 +25,18 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from helpers import config, io, layout
 from helpers.env import rules
-from helpers.gpu_check import agents, inputs, letters, report, training
-from helpers.gpu_check import device as dev
+from helpers.gpu_check import checks, inputs
 from helpers.gpu_check.steps import Failed, Record, Skip, versions
+from helpers.io import atomic_write_text
 from helpers.layout import RunLayout
 from helpers.train.telemetry import read_metrics
 
+
+# ---------------------------------------------------------------- run
 SCHEMA = 1
 BUDGET_S = 480  # the issue's promise: under 8 minutes on a GPU box, the tiny model built included
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")  # read when huggingface_hub is imported
@@ -67,7 +72,7 @@ class Check:
     # ------------------------------------------------------------ the steps
     def step_env(self) -> dict:
         from helpers import env
-        facts = dev.collect_facts_apart(self.lay.gpu_check_facts)
+        facts = inputs.collect_facts_apart(self.lay.gpu_check_facts)
         checks = env.evaluate(facts, self.cfg)
         self.rec = env.recommend(facts, self.cfg.model)
         env.apply_env(self.rec)  # before CUDA starts here: the allocator reads its variables once
@@ -108,7 +113,7 @@ class Check:
         self.model = {"base": self.cfg.model.base, "kind": kind, "path": str(source), "model_type": shape.model_type,
                       "params": memory.count_params(shape)["total"], "ready_seconds": round(time.perf_counter() - t0, 1)}
         self.held, self.data = inputs.write_questions(self.cfg, self.lay, self.n_steps)
-        self.seq_len = training.longest_example(self.cfg, load_tokenizer(self.cfg.model.weights, self.cfg.model),
+        self.seq_len = checks.longest_example(self.cfg, load_tokenizer(self.cfg.model.weights, self.cfg.model),
                                                 self.lay.curriculum)
         self.data["longest_example_tokens"] = self.seq_len
         what = "the tiny model (built locally)" if self.model_arg is None else str(source)
@@ -120,15 +125,15 @@ class Check:
     def step_memory(self) -> dict:
         from helpers.models import resolve_settings
         settings = resolve_settings(self.cfg.model, self.rec, self.cfg.train)
-        methods = [(m, training.adapter_for(self.cfg, m)) for m in training.METHODS]
-        self.estimates = {m: training.estimate(self.cfg, name, settings, self.backend["name"],
+        methods = [(m, checks.adapter_for(self.cfg, m)) for m in checks.METHODS]
+        self.estimates = {m: checks.estimate(self.cfg, name, settings, self.backend["name"],
                                                Path(self.model["path"]), self.seq_len)
                           for m, name in methods if name}
         if not self.estimates:
             raise Skip(f"profile {self.cfg.profile} has no LoRA, rsLoRA or DoRA adapter")
         worst = max(self.estimates, key=lambda m: self.estimates[m].total_bytes)
-        need, (free, total) = self.estimates[worst].total_bytes, dev.free_memory(self.device)
-        gib = training.memory.GIB
+        need, (free, total) = self.estimates[worst].total_bytes, inputs.free_memory(self.device)
+        gib = checks.memory.GIB
         where = "GPU memory" if self.device["kind"] != "cpu" else "RAM"
         figures = {"free_gib": round(free / gib, 3), "total_gib": round(total / gib, 3), "where": where,
                    "estimates_gib": {m: round(e.total_gib, 3) for m, e in self.estimates.items()}}
@@ -140,10 +145,10 @@ class Check:
         return figures
 
     def step_train(self, method: str) -> dict:
-        name = training.adapter_for(self.cfg, method)
+        name = checks.adapter_for(self.cfg, method)
         if name is None:
             raise Skip(f"profile {self.cfg.profile} has no {method} adapter")
-        figures = training.train_method(self.cfg, name, self.rec, self.lay, self.device)
+        figures = checks.train_method(self.cfg, name, self.rec, self.lay, self.device)
         self.trained[method] = figures
         return figures
 
@@ -155,19 +160,19 @@ class Check:
 
     def step_letters(self) -> dict:
         dirs = self.adapter_dirs()
-        model, tokenizer, info = letters.load_scored(self.cfg, self.rec, dirs)
+        model, tokenizer, info = checks.load_scored(self.cfg, self.rec, dirs)
         self.loaded = (model, tokenizer)
-        device_side = letters.score_loaded(self.cfg, model, tokenizer, ["base", *dirs], self.held)
+        device_side = checks.score_loaded(self.cfg, model, tokenizer, ["base", *dirs], self.held)
         self.check_cpu_ram()
-        cpu = letters.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
+        cpu = checks.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
                                     self.lay.gpu_check_reference("result"))
-        tol = letters.NEAR_TIE.get(info["torch_dtype"], letters.NEAR_TIE["bfloat16"])
+        tol = checks.NEAR_TIE.get(info["torch_dtype"], checks.NEAR_TIE["bfloat16"])
         self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol}
-        compared = letters.compare_scores(device_side, cpu["members"], tol)
-        line, bad = letters.verdict(compared, "letters", tol)
+        compared = checks.compare_scores(device_side, cpu["members"], tol)
+        line, bad = checks.verdict(compared, "letters", tol)
         figures = {"members": compared, "near_tie_below": tol, "device_dtype": info["torch_dtype"],
                    "device_backend": info["backend"], "cpu_dtype": cpu["dtype"], "cpu_backend": cpu["backend"],
-                   "warnings": letters.shift_warnings(compared)}
+                   "warnings": checks.shift_warnings(compared)}
         if bad:
             raise Failed(line, figures)
         return {**figures, "summary": line}
@@ -183,8 +188,8 @@ class Check:
     def step_generate(self) -> dict:
         if self.scores is None:
             raise Skip("nothing scored: the letters step did not score on both sides")
-        compared = letters.compare_generated(self.scores["device"], self.scores["cpu"], self.scores["tolerance"])
-        line, bad = letters.verdict(compared, f"generated letters ({letters.GENERATE_TOKENS} tokens)",
+        compared = checks.compare_generated(self.scores["device"], self.scores["cpu"], self.scores["tolerance"])
+        line, bad = checks.verdict(compared, f"generated letters ({checks.GENERATE_TOKENS} tokens)",
                                     self.scores["tolerance"])
         if bad:
             raise Failed(line, {"members": compared})
@@ -193,19 +198,19 @@ class Check:
     def step_reasoner(self) -> dict:
         dirs = self.adapter_dirs()
         if self.loaded is None:
-            model, tokenizer, _ = letters.load_scored(self.cfg, self.rec, dirs)
+            model, tokenizer, _ = checks.load_scored(self.cfg, self.rec, dirs)
             self.loaded = (model, tokenizer)
-        return agents.reasoner_answers(self.cfg, *self.loaded, next(iter(dirs)))
+        return checks.reasoner_answers(self.cfg, *self.loaded, next(iter(dirs)))
 
     def step_grpo(self) -> dict:
         self.free()  # the device's inference model: GRPO loads its own policy
-        return agents.grpo_steps(self.cfg, self.rec)
+        return checks.grpo_steps(self.cfg, self.rec)
 
     def step_fit(self) -> dict:
-        rows = [training.fit_row(self.estimates[m], t) for m, t in self.trained.items() if m in self.estimates]
+        rows = [checks.fit_row(self.estimates[m], t) for m, t in self.trained.items() if m in self.estimates]
         if not rows:
             raise Skip("no method trained, so no peak to compare")
-        warnings = training.fit_warnings(rows)
+        warnings = checks.fit_warnings(rows)
         shown = ", ".join(f"{r['method']} {r['measured_gib']}/{r['estimate_without_context_gib']} GiB "
                           f"({r['ratio']:.2f}x{'' if r['comparable'] else ', CPU RSS'}), "
                           f"{r['tokens_per_s']:.0f} tokens/s" for r in rows)
@@ -225,13 +230,13 @@ class Check:
         r = self.record
         r.run("env", self.step_env)
         try:
-            self.device.update(dev.describe(self.device))
+            self.device.update(inputs.describe(self.device))
         except Exception as exc:  # recorded; the steps that need the GPU will say what fails
             self.device["describe_error"] = f"{type(exc).__name__}: {exc}"
         r.run("backend", self.step_backend)
         r.run("model", self.step_model, needs=("backend",))
         r.run("memory", self.step_memory, needs=("model",))
-        for method in training.METHODS:
+        for method in checks.METHODS:
             r.run(f"train_{method}", lambda m=method: self.step_train(m), needs=("memory",))
         r.run("letters", self.step_letters, needs=("model",))
         r.run("generate", self.step_generate, needs=("model",))
@@ -250,10 +255,10 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
     for var in OFFLINE:  # everything is local: no library may wait on a network the box may not have
         os.environ.setdefault(var, "1")
     if device == "cpu":
-        dev.hide_accelerators()  # before anything imports torch
+        inputs.hide_accelerators()  # before anything imports torch
     try:
-        facts = dev.choose(device)
-    except dev.NoDevice as exc:
+        facts = inputs.choose(device)
+    except inputs.NoDevice as exc:
         print(str(exc), file=sys.stderr)
         return 2
     out_dir = Path(out) if out else default_out(device)
@@ -273,12 +278,12 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         check.record.after = lambda: write_unfinished(check, facts, argv, time.time() - t0, say)
         check.run()
         curves = {m: read_metrics(lay.metrics(t["adapter"])) for m, t in check.trained.items()}
-        plot = report.plot_methods(curves, lay.gpu_check_plot, facts["kind"])
+        plot = plot_methods(curves, lay.gpu_check_plot, facts["kind"])
         record = build_record(check, facts, argv, time.time() - t0)
         record.update(plot=lay.rel(plot) if plot else None, overrides=dict(overrides or {}))
         io.write_json(lay.gpu_check_record, record)
-        report.write(record, lay.root, lay.report_html)
-    say(f"gpu-check: {report.verdict(record)} in {record['wall_seconds']:.0f} s -> {lay.gpu_check_record}, "
+        write(record, lay.root, lay.report_html)
+    say(f"gpu-check: {verdict(record)} in {record['wall_seconds']:.0f} s -> {lay.gpu_check_record}, "
         f"{lay.report_html}")
     if facts["kind"] != "cpu" and record["wall_seconds"] > BUDGET_S:
         say(f"gpu-check: took {record['wall_seconds']:.0f} s, over the {BUDGET_S} s it should take on a GPU")
@@ -314,3 +319,126 @@ def unfinished_record(check: Check, facts: dict, argv: list[str] | None, seconds
     return {**build_record(check, facts, argv, seconds), "ok": False, "exit_status": None, "complete": False,
             "unfinished": f"the check stopped after the {last} step, or is still running: the steps after it have "
                           "no record"}
+
+
+# ---------------------------------------------------------------- report
+if TYPE_CHECKING:  # the run report's package imports its sections (numpy among them): loaded when writing
+    from helpers.report.render import Block
+
+STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "skip": "skip"}
+PLOT_DPI = 72  # ~70 KB, the whole page ~100 KB: small enough to mail
+
+
+def plot_methods(curves: dict[str, list[dict]], path: Path, device_kind: str) -> Path | None:
+    """Loss, memory and tokens/s against the optimizer step, one line per method (from each metrics.jsonl); inlined
+    in report.html, each method's own PNG linked."""
+    from matplotlib.figure import Figure  # no pyplot: headless-safe
+    if not any(curves.values()):
+        return None
+    fig = Figure(figsize=(12, 3.2), layout="constrained")
+    ax_loss, ax_mem, ax_tps = fig.subplots(1, 3)
+    mem_key, mem_title = (("vram_allocated_gib", "VRAM allocated (GiB)") if device_kind != "cpu"
+                          else ("rss_gib", "process RSS (GiB; CPU)"))
+    for method, rows in curves.items():
+        x = [r["global_step"] for r in rows]
+        ax_loss.plot(x, [r["loss"] for r in rows], label=method)
+        ax_mem.plot(x, [r.get(mem_key) for r in rows], label=method)
+        ax_tps.plot(x, [r.get("tokens_per_s") for r in rows], label=method)
+    for ax, title in ((ax_loss, "training loss"), (ax_mem, mem_title), (ax_tps, "real tokens/s")):
+        ax.set(title=title, xlabel="optimizer step")
+        ax.legend(fontsize="small")
+    fig.savefig(path, dpi=PLOT_DPI)
+    return path
+
+
+def _num(x: Any, nd: int = 3) -> str:
+    return "-" if x is None else f"{x:,.{nd}f}" if isinstance(x, float) else str(x)
+
+
+def verdict(record: dict) -> str:
+    """The report's first line: ready or not, and what failed."""
+    failed = [s["name"] for s in record["steps"] if s["status"] == "fail"]
+    skipped = [s["name"] for s in record["steps"] if s["status"] == "skip"]
+    head = f"NOT READY: {len(failed)} step(s) failed: {', '.join(failed)}" if failed else "READY: no step failed"
+    return head + (f"; skipped: {', '.join(skipped)}" if skipped else "")
+
+
+def _device_rows(record: dict) -> list[list[Any]]:
+    d = record["device"]
+    keys = ("kind", "name", "arch", "count", "cores", "runtime", "driver", "bf16", "memory_total_gib",
+            "memory_free_gib_at_start")
+    return [[k, _num(d[k])] for k in keys if k in d]
+
+
+def _training_rows(record: dict) -> list[list[Any]]:
+    fit = {r["method"]: r for r in (_step(record, "fit") or {}).get("methods", [])}
+    rows = []
+    for s in record["steps"]:
+        if not s["name"].startswith("train_") or s["status"] != "pass":
+            continue
+        f = fit.get(s["method"], {})
+        rows.append([s["method"], s["adapter"], s["backend"], s["dtype"], str(s["steps"]),
+                     f"{s['loss_first']} -> {s['loss_last']}", _num(s["tokens_per_s"], 0),
+                     f"{s['peak_memory']['gib']} ({s['peak_memory']['kind']})",
+                     f"{_num(f.get('estimate_gib'))} ({_num(f.get('estimate_without_context_gib'))})",
+                     _num(f.get("ratio"), 2) + ("" if f.get("comparable", True) else " (CPU)")])
+    return rows
+
+
+def _letter_rows(step: dict | None) -> list[list[Any]]:
+    rows = []
+    for member, c in ((step or {}).get("members") or {}).items():
+        ties = ", ".join(f"q{t['question']} {t['device']}/{t['cpu']} margin {t['cpu_margin']}" for t in c["near_ties"])
+        bad = ", ".join(f"q{t['question']} {t['device']}/{t['cpu']}" for t in c["disagree"])
+        rows.append([member, f"{c['agree']}/{c['questions']}", ties or "-", bad or "-",
+                     _num(c.get("max_prob_shift"), 4)])
+    return rows
+
+
+def _step(record: dict, name: str) -> dict | None:
+    return next((s for s in record["steps"] if s["name"] == name), None)
+
+
+def blocks(record: dict) -> list[Block]:
+    """The report's blocks (helpers.report.render's document model)."""
+    dev = record["device"]
+    out: list[Block] = [("h", 1, f"gpu-check: {dev.get('name', '?')}"), ("p", [("b", verdict(record))]),
+                        ("p", f"{record['made']} | {record['wall_seconds']} s | profile {record['profile']} | model "
+                              f"{record['model'].get('base')} | backend {record['backend'].get('name')}: "
+                              f"{record['backend'].get('why')} | {record['command']}")]
+    if dev.get("kind") == "cpu":
+        out.append(("note", "Run on the CPU (--device cpu): the whole path rehearsed, not a GPU result."))
+    out += [("h", 2, "Steps"), ("table", ["step", "status", "s", "reason"],
+                                 [[s["name"], STATUS_MARK[s["status"]], _num(s["seconds"], 1), s["reason"]]
+                                  for s in record["steps"]])]
+    warnings = [f"{s['name']}: {w}" for s in record["steps"] for w in s.get("warnings") or []]
+    if warnings:
+        out.append(("ul", warnings))
+    out += [("h", 2, "Device and versions"), ("table", ["device", ""], _device_rows(record)),
+            ("table", ["package", "version"], [[k, v] for k, v in record["versions"].items()])]
+    if _training_rows(record):
+        out += [("h", 2, "Training: LoRA, rsLoRA, DoRA through the kit's chunk loop"),
+                ("table", ["method", "adapter", "backend", "dtype", "steps", "loss first -> last", "tokens/s",
+                           "peak GiB", "estimate GiB (less its 1 GiB context)", "measured / estimate less context"],
+                 _training_rows(record))]
+    for name, title in (("letters", "Letter scoring: device against CPU"), ("generate", "Generate: device against CPU")):
+        rows = _letter_rows(_step(record, name))
+        if rows:
+            out += [("h", 2, title), ("table", ["member", "same", "near ties (device/CPU)", "different",
+                                                "max prob shift"], rows)]
+    plots = [(s["name"], s["plot"]) for s in record["steps"] if s.get("plot") and s["status"] == "pass"]
+    if record.get("plot") or plots:
+        out.append(("h", 2, "Loss, memory and throughput"))
+        out += [("img", "the three methods", record["plot"])] if record.get("plot") else []
+        out.append(("p", ["Each step's own plot: "] + [x for name, rel in plots for x in (("link", name, rel), " ")]))
+    if record.get("swaps"):
+        out += [("h", 2, "What the check changed in the profile"),
+                ("ul", [[("code", s["key"]), f": {s['from']!r} -> {s['to']!r} ({s['why']})"] for s in record["swaps"]])]
+    return out
+
+
+def write(record: dict, out_dir: Path, path: Path) -> Path:
+    """report.html in `out_dir` (plots inlined from there)."""
+    from helpers.report.render import to_html
+    atomic_write_text(path, to_html(blocks(record), out_dir, f"gpu-check: {record['device'].get('name', '?')}"))
+    return path

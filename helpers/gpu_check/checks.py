@@ -1,0 +1,334 @@
+"""The checks the gpu-check runs on the device: training, letters, the reasoner and GRPO.
+
+LoRA, rsLoRA and DoRA trained through the kit's chunk loop (helpers.train.train_adapter), each with its loss and
+memory plot (models/<name>/training.png), and the "will it fit" estimate (helpers.env.memory) for the model it trained
+against the peak it measured.
+
+Letter scoring and the generate check on the device against the CPU, for the same saved adapters.
+
+Both sides load the base once with every adapter attached (notebook 06's path: helpers.models.members), letter-score
+each member (helpers.evaluate.score_member) and generate a few tokens per question for each adapter
+(helpers.scoring.generate_letters). The CPU side runs in a fresh interpreter with every GPU hidden and nothing of the
+device side imported (no Unsloth patches), in fp32 on transformers + PEFT: the reference a team's CPU would give.
+
+A letter may differ only where the CPU's top two letters are nearer than what the device's number format can move
+them (NEAR_TIE); every such near tie is recorded with its margin, every other difference fails the step.
+
+The reasoner's answer mode (notebook 10's A-agent, reasoning then the letter, inside the answer budget) and two GRPO
+steps of the reasoner's reinforcement stage (helpers.agents.stages.reasoner_rl), where trl and datasets are installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from helpers import config, env, io
+from helpers.env import memory
+from helpers.gpu_check import inputs
+from helpers.gpu_check.steps import Skip, finite, missing, one_line
+from helpers.layout import RunLayout
+from helpers.records import letter
+from helpers.rehearse import HIDDEN_DEVICES
+
+
+# ---------------------------------------------------------------- training
+METHODS = ("lora", "rslora", "dora")
+# The estimate counts the runtime context (CONTEXT_BYTES: HIP/CUDA context, BLAS workspaces, kernels); torch's
+# max_memory_allocated never sees it, so the ratio compares the measured peak with the estimate less that budget.
+UNDER_ESTIMATE = 1.10  # a measured peak above 1.1x the estimate is reported: plan that model with more headroom
+# Below this the estimate is of fixed costs the model does not set (BLAS workspaces, the allocator's blocks): the tiny
+# model's is ~0.03 GiB. Its ratio is recorded; only a model whose own terms reach 1 GiB is held to UNDER_ESTIMATE.
+JUDGED_FROM_GIB = 1.0
+
+
+def adapter_for(cfg: config.Profile, method: str) -> str | None:
+    """The profile's first adapter of `method` (smoke: model1_lora, model2_rslora, model3_dora), or None."""
+    return next((name for name, spec in cfg.models.items() if spec.method == method), None)
+
+
+def longest_example(cfg: config.Profile, tokenizer: Any, curriculum: Path) -> int:
+    """Tokens in the curriculum's longest training example (prompt + answer), as the chunk loop tokenises it."""
+    from helpers.train.data import build_examples, load_curriculum
+    records = [r for chunk in load_curriculum(curriculum).values() for r in chunk]
+    examples, _ = build_examples(tokenizer, records, cfg.model.max_seq_len)
+    return max((len(e["input_ids"]) for e in examples), default=cfg.model.max_seq_len)
+
+
+def estimate(cfg: config.Profile, name: str, settings: dict, backend: str, model_dir: Path,
+             seq_len: int) -> memory.MemoryEstimate:
+    """The peak training memory helpers.env.memory estimates for adapter `name` of this model, at the settings that
+    ran (dtype, 4-bit, gradient checkpointing, optimizer, backend) and the longest example's length."""
+    spec = cfg.models[name]
+    dtype = "4bit" if settings["load_in_4bit"] else memory.DTYPE_ALIASES.get(settings["dtype"], settings["dtype"])
+    return memory.estimate(str(model_dir), method=spec.method, dtype=dtype, rank=spec.r,
+                           target_modules=cfg.train.target_modules, batch_size=cfg.train.batch_size,
+                           seq_len=seq_len, grad_checkpointing=settings["gradient_checkpointing"],
+                           optimizer=settings["optim"], backend=backend, lora_dropout=spec.dropout)
+
+
+def train_method(cfg: config.Profile, name: str, recommendation: dict, lay: RunLayout, device: dict) -> dict:
+    """Train adapter `name` through train_adapter (loaded, trained through every chunk, saved, released) and return
+    its figures; a loss that is not finite fails the step."""
+    from helpers.train import telemetry, train_adapter
+    inputs.reset_peak()
+    summary = train_adapter(cfg, name, curriculum_path=lay.curriculum, out_dir=lay.model_dir(name), resume=False,
+                            progress="off", recommendation=recommendation, live_plot=False)
+    peak = inputs.peak_memory(device)
+    losses = [r["loss"] for r in telemetry.read_metrics(lay.metrics(name))]
+    if not losses:
+        raise RuntimeError(f"{name}: no loss was logged ({lay.rel(lay.metrics(name))} is empty)")
+    if not finite(losses):
+        bad = next(i for i, v in enumerate(losses) if not finite([v]))
+        raise FloatingPointError(f"{name}: loss {losses[bad]} at logged step {bad + 1} of {len(losses)} "
+                                 f"({summary['params']['dtype']}, {summary['params']['backend']})")
+    figures = {
+        "adapter": name, "method": summary["method"], "backend": summary["params"]["backend"],
+        "dtype": summary["params"]["dtype"], "optim": summary["params"]["optim"], "steps": summary["global_steps"],
+        "chunks": summary["chunks_done"], "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+        "loss_min": round(min(losses), 4), "tokens": summary["tokens"], "tokens_per_s": summary["tokens_per_s"],
+        "train_seconds": summary["train_seconds"], "trainable_params": summary["trainable_params"],
+        "total_params": summary["total_params"], "peak_memory": peak,
+        "plot": lay.rel(lay.training_plot(name)) if lay.training_plot(name).is_file() else None,
+        "adapter_dir": lay.rel(lay.adapter_dir(name)), "warnings": summary["warnings"]}
+    figures["summary"] = (f"{summary['method']} r={cfg.models[name].r} on {figures['backend']}, {figures['dtype']}: "
+                          f"{figures['steps']} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}, "
+                          f"{figures['tokens_per_s']:.0f} tokens/s, peak {peak['gib']} GiB ({peak['kind']})")
+    return figures
+
+
+def fit_row(est: memory.MemoryEstimate, trained: dict) -> dict:
+    """One method's estimate against its measured peak, and its throughput."""
+    peak = trained["peak_memory"]
+    device_part = max(est.total_bytes - memory.CONTEXT_BYTES, 1) / memory.GIB
+    row = {"method": trained["method"], "adapter": trained["adapter"], "estimate_gib": round(est.total_gib, 3),
+           "estimate_without_context_gib": round(device_part, 3), "measured_gib": peak["gib"],
+           "measured_kind": peak["kind"], "tokens_per_s": trained["tokens_per_s"],
+           "estimate_parts_gib": est.to_dict()["parts_gib"], "settings": est.settings}
+    if peak["kind"] == "vram":
+        row.update(ratio=round(peak["gib"] / device_part, 3), comparable=True,
+                   reserved_gib=peak.get("reserved_gib"))
+        if device_part < JUDGED_FROM_GIB:
+            row["note"] = (f"an estimate under {JUDGED_FROM_GIB} GiB is of fixed costs more than of the model (the tiny "
+                           "model's): the ratio is recorded, not judged; MODEL= a real model to judge it")
+    else:  # the estimate is of device memory; a CPU's RSS holds Python, torch and the libraries too
+        row.update(ratio=round(peak["gib"] / device_part, 3), comparable=False,
+                   note="CPU: the process's peak RSS (Python, torch and every library, all methods so far), not "
+                        "device memory: the ratio is recorded, not judged")
+    return row
+
+
+def fit_warnings(rows: list[dict]) -> list[str]:
+    """A line for each method whose measured GPU peak is over UNDER_ESTIMATE x the estimate."""
+    return [f"{r['method']}: measured {r['measured_gib']} GiB is {r['ratio']:.2f}x the estimate's "
+            f"{r['estimate_without_context_gib']} GiB (without its 1 GiB context): plan with more headroom"
+            for r in rows if r.get("comparable") and r["estimate_without_context_gib"] >= JUDGED_FROM_GIB
+            and r["ratio"] > UNDER_ESTIMATE]
+
+
+# ---------------------------------------------------------------- letters
+GENERATE_TOKENS = 4  # a trained adapter answers with the letter, then ends its turn: 4 tokens hold that form
+REFERENCE_TIMEOUT_S = 600
+# How far the device's number format can move a letter's probability from fp32's on the same weights. bf16 and fp16
+# keep 8 and 11 bits of mantissa: each product is off by up to 2^-9 (bf16) relative, and through a network's layers the
+# letter logits move by a few hundredths, a probability by p(1-p) x that, at most ~0.01-0.03: a margin between the top
+# two letters under 0.05 may flip. fp32 on a GPU matches the CPU's to ~1e-6 unless TF32 is on (10 bits: ~1e-3).
+NEAR_TIE = {"bfloat16": 0.05, "float16": 0.02, "float32": 0.005}
+ROUNDING_SHIFT = 0.25  # a probability moved more than this is not rounding: reported (an adapter not applied, say)
+
+
+def cpu_recommendation(model: config.ModelSettings) -> dict:
+    """env.recommend() for a CPU with torch's SDPA (no probing: the reference process runs with the GPUs hidden)."""
+    facts = env.empty_facts()
+    facts["torch"]["sdpa"] = True
+    return env.recommend(facts, model)
+
+
+def reference_profile(cfg: config.Profile) -> config.Profile:
+    """The profile as the CPU runs it: fp32, transformers + PEFT, no 4-bit (every other setting the same)."""
+    return config.with_overrides(cfg, {"model.dtype": "float32", "model.use_unsloth": False,
+                                       "model.load_in_4bit": False}, where="the gpu-check's CPU reference")
+
+
+def load_scored(cfg: config.Profile, recommendation: dict, adapter_dirs: dict[str, str]) -> tuple[Any, Any, dict]:
+    """The base loaded for inference with every adapter attached under its name (notebook 06's loader)."""
+    from helpers.models.members import load_with_adapters
+    return load_with_adapters(cfg.model.weights, cfg.model, adapter_dirs, recommendation, train=cfg.train)
+
+
+def score_loaded(cfg: config.Profile, model: Any, tokenizer: Any, members: list[str], questions: list[dict]) -> dict:
+    """Per member: each question's letter probabilities (score_member), and for the adapters the generated letter and
+    text (generate_letters, GENERATE_TOKENS tokens)."""
+    from helpers import scoring
+    from helpers.evaluate import score_member
+    out: dict[str, Any] = {}
+    for member in members:
+        rows, timing = score_member(model, tokenizer, member, questions, ["all"] * len(questions), method="letters",
+                                    batch_size=cfg.eval.batch_size)
+        out[member] = {"probs": [r["probs"] for r in rows], "questions_per_s": timing["questions_per_s"]}
+        if member != scoring.BASE:
+            with scoring.use_member(model, member):
+                gens = scoring.generate_letters(model, tokenizer, questions, max_new_tokens=GENERATE_TOKENS,
+                                                batch_size=max(1, cfg.eval.batch_size // 2))
+            out[member].update(generated=[g["letter"] for g in gens], texts=[g["text"] for g in gens])
+    return out
+
+
+def reference_main(spec_path: str, out_path: str) -> int:
+    """The CPU side, in its own process: read the spec gpu-check wrote, score, write the result."""
+    spec = io.read_json(spec_path)
+    cfg = reference_profile(config.profile_from_dict(spec["profile"], spec_path))
+    model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model), spec["adapters"])
+    members = ["base", *spec["adapters"]]
+    io.write_json(out_path, {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
+                             "members": score_loaded(cfg, model, tokenizer, members, spec["questions"])})
+    return 0
+
+
+def cpu_reference(cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], spec: Path,
+                  out: Path) -> dict:
+    """Run reference_main in a fresh interpreter with every GPU hidden (what to score in `spec`, its result to `out`);
+    the result, or a one-line error."""
+    io.write_json(spec, {"profile": cfg.as_dict(), "adapters": adapter_dirs, "questions": questions})
+    out.unlink(missing_ok=True)
+    root = str(config.project_root())
+    environ = {**os.environ, **HIDDEN_DEVICES,
+               "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    code = ("import sys; from helpers.gpu_check.checks import reference_main; "
+            "sys.exit(reference_main(sys.argv[1], sys.argv[2]))")
+    done = subprocess.run([sys.executable, "-c", code, str(spec), str(out)], cwd=root, env=environ,
+                          capture_output=True, text=True, timeout=REFERENCE_TIMEOUT_S)
+    if done.returncode != 0 or not out.is_file():
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or [f"exit {done.returncode}"]
+        raise RuntimeError(f"the CPU reference process failed: {one_line(last[0])}")
+    return io.read_json(out)
+
+
+def margin(probs: list[float]) -> float:
+    """The gap between the two most likely letters."""
+    top = sorted(probs, reverse=True)
+    return top[0] - top[1] if len(top) > 1 else 1.0
+
+
+def argmax_letter(probs: list[float]) -> str:
+    """The most likely letter (the first on a tie, as helpers.evaluate.rows does)."""
+    return letter(max(range(len(probs)), key=lambda j: (probs[j], -j)))
+
+
+def compare_scores(device: dict, cpu: dict, tolerance: float) -> dict:
+    """Per member: the device's letters against the CPU's, the near ties (margin under `tolerance`) and the real
+    disagreements, and the largest probability moved."""
+    out = {}
+    for member, dev_side in device.items():
+        rows = []
+        for i, (p_dev, p_cpu) in enumerate(zip(dev_side["probs"], cpu[member]["probs"])):
+            a, b = argmax_letter(p_dev), argmax_letter(p_cpu)
+            if a != b:
+                rows.append({"question": i, "device": a, "cpu": b, "cpu_margin": round(margin(p_cpu), 5),
+                             "device_margin": round(margin(p_dev), 5), "near_tie": margin(p_cpu) < tolerance})
+        n = len(dev_side["probs"])
+        shift = max((abs(x - y) for p, q in zip(dev_side["probs"], cpu[member]["probs"]) for x, y in zip(p, q)),
+                    default=0.0)
+        out[member] = {"questions": n, "agree": n - len(rows), "near_ties": [r for r in rows if r["near_tie"]],
+                       "disagree": [r for r in rows if not r["near_tie"]], "max_prob_shift": round(shift, 5),
+                       "questions_per_s_device": dev_side["questions_per_s"],
+                       "questions_per_s_cpu": cpu[member]["questions_per_s"]}
+    return out
+
+
+def compare_generated(device: dict, cpu: dict, tolerance: float) -> dict:
+    """Per adapter: the letter each side's generation gave (None: no letter in its first tokens), where they differ,
+    and whether the CPU's letter scoring called that question a near tie."""
+    out = {}
+    for member, dev_side in device.items():
+        if "generated" not in dev_side:
+            continue
+        cpu_side, rows = cpu[member], []
+        for i, (a, b) in enumerate(zip(dev_side["generated"], cpu_side["generated"])):
+            if a != b:
+                m = margin(cpu_side["probs"][i])
+                rows.append({"question": i, "device": a, "cpu": b, "device_text": dev_side["texts"][i],
+                             "cpu_text": cpu_side["texts"][i], "cpu_margin": round(m, 5), "near_tie": m < tolerance})
+        n = len(dev_side["generated"])
+        out[member] = {"questions": n, "agree": n - len(rows), "near_ties": [r for r in rows if r["near_tie"]],
+                       "disagree": [r for r in rows if not r["near_tie"]],
+                       "parsed_device": sum(g is not None for g in dev_side["generated"]),
+                       "parsed_cpu": sum(g is not None for g in cpu_side["generated"])}
+    return out
+
+
+def verdict(compared: dict, what: str, tolerance: float) -> tuple[str, list[str]]:
+    """(one line, the members with real disagreements) for a comparison."""
+    n = sum(c["questions"] for c in compared.values())
+    agree = sum(c["agree"] for c in compared.values())
+    ties = sum(len(c["near_ties"]) for c in compared.values())
+    bad = [m for m, c in compared.items() if c["disagree"]]
+    line = (f"{what}: {agree} of {n} the same on the device and the CPU over {len(compared)} members"
+            + (f", {ties} near ties (CPU margin < {tolerance})" if ties else ""))
+    if bad:
+        line += "; different beyond a near tie: " + ", ".join(f"{m} ({len(compared[m]['disagree'])})" for m in bad)
+    return line, bad
+
+
+def shift_warnings(compared: dict) -> list[str]:
+    """A line for each member whose letter probabilities moved more than rounding explains."""
+    return [f"{m}: a letter's probability moved {c['max_prob_shift']} between the device and the CPU (more than "
+            f"{ROUNDING_SHIFT}: look for an adapter or a setting not applied on one side)"
+            for m, c in compared.items() if c["max_prob_shift"] > ROUNDING_SHIFT]
+
+
+# ---------------------------------------------------------------- agents
+REASONER_QUESTIONS = 4  # held-out puzzles answered in one harness batch
+GRPO_NEEDS = ("trl", "datasets")
+
+
+def reasoner_answers(cfg: config.Profile, model: Any, tokenizer: Any, member: str) -> dict:
+    """Held-out puzzles answered by `member` in answer mode "reason" (build.answer_agent), measured as notebook 09
+    measures it; fails when an answer misses the filter, falls back, or is over the answer limit."""
+    from helpers.agents import build
+    from helpers.agents.stages import reasoner_measure
+    agents = dataclasses.replace(cfg.agents, model_question_share=0.0)
+    questions = reasoner_measure.held_out(REASONER_QUESTIONS, seed=cfg.seed, kinds=agents.puzzle_kinds,
+                                          levels=cfg.reasoner.levels)
+    agent = build.answer_agent(model, tokenizer, {"members": [member], "reasoner": member}, agents, mode="reason")
+    report = reasoner_measure.measure(agent, questions)
+    lat, fallbacks = report["latency"], sum(report["fallbacks"].values())
+    problems = ([f"{report['filter_failed']} answers failed the answer filter"] if report["filter_failed"] else []) + \
+        ([f"{fallbacks} answers fell back ({report['fallbacks']})"] if fallbacks else []) + \
+        ([f"{lat['over_limit']} answers over the {lat['limit_s']} s limit"] if lat["over_limit"] else [])
+    if problems:
+        raise RuntimeError(f"reasoner ({member}): " + "; ".join(problems))
+    return {"member": member, "questions": len(questions), "accuracy": report["accuracy"], "stops": report["stops"],
+            "tokens_mean": report["tokens_mean"], "latency": lat, "examples": report["examples"],
+            "summary": f"{len(questions)} puzzles reasoned then answered by {member}: every answer through the "
+                       f"filter, p99 {lat['p99_s']} s of the {lat['limit_s']} s limit, {report['tokens_mean']} "
+                       f"tokens of reasoning on average, stops {report['stops']}"}
+
+
+def grpo_steps(cfg: config.Profile, recommendation: dict) -> dict:
+    """Two GRPO steps (the overlay's rl sizes) through reasoner_rl.train; skipped with the reason when trl or datasets
+    is missing or the installed trl cannot run GRPO here (reasoner_rl.grpo_blocker)."""
+    gone = missing(*GRPO_NEEDS)
+    if gone:
+        raise Skip(f"{gone}: GRPO needs trl and datasets (README, \"Is this box ready?\": carry their wheels)")
+    from helpers.agents.stages import reasoner_rl
+    blocker = reasoner_rl.grpo_blocker(cfg, recommendation)
+    if blocker:
+        raise Skip(blocker)
+    report = reasoner_rl.train(cfg, recommendation=recommendation, resume=False, quiet=True)
+    losses = [r["loss"] for r in report["per_step"] if r.get("loss") is not None]
+    if report["steps"] != cfg.rl.steps:
+        raise RuntimeError(f"GRPO ran {report['steps']} steps, not {cfg.rl.steps}")
+    if not finite(losses):
+        raise FloatingPointError(f"GRPO loss not finite: {losses}")
+    return {"steps": report["steps"], "trl": report["trl"], "backend": report["backend"],
+            "seconds_per_step": report["seconds_per_step"], "rewards": report["rewards"],
+            "kl_reference": report["kl_reference"], "losses": losses, "zero_reasons": report["zero_reasons"],
+            "start": report["start"], "plot": report["plot"],
+            "summary": f"{report['steps']} GRPO steps on trl {report['trl']} ({report['backend']}): "
+                       f"{report['seconds_per_step']} s a step, loss {losses}, last rewards "
+                       f"{(report['rewards'] or {}).get('last')}"}
