@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from helpers import config
 from helpers.io import read_json, stamp, versions, write_json
@@ -241,16 +241,13 @@ def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, ext
     """Each notebook through papermill into the run's notebooks/, in order, the training notebooks side by side
     where the machine allows (training_jobs); a failure is recorded, then raised."""
     lay = RunLayout.of(cfg)
-    out_dir, left = lay.notebooks_dir, list(notebooks)
-    while left:
-        group = side_by_side(left)
-        jobs, why = training_jobs(cfg, len(group)) if len(group) > 1 else (1, "")
+    out_dir = lay.notebooks_dir
+    for group, jobs, why in run_order(notebooks, lambda n: training_jobs(cfg, n)):
         if jobs > 1:
             print(f"[pipeline] {', '.join(nb.name for nb in group)} side by side ({jobs} at a time: {why})",
                   flush=True)
             outcomes = _execute_together(group, out_dir, params, jobs)
         else:
-            group = group[:1]
             outcomes = [execute_notebook(str(group[0]), str(out_dir / group[0].name), params)]
         for nb, (message, secs) in zip(group, outcomes):
             if message is None:
@@ -264,6 +261,17 @@ def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, ext
             write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
             _write_report(lay.root)  # a team wants the report of what did run
             raise StageFailed(failed[0])
+
+
+def run_order(notebooks: list[Path], jobs: Callable[[int], tuple[int, str]]) -> Iterator[tuple[list[Path], int, str]]:
+    """(group, jobs at a time, why) in the order the pipeline runs them: side_by_side's group where `jobs` (given the
+    group's size) allows more than one at a time, else its first notebook alone; each notebook once."""
+    left = list(notebooks)
+    while left:
+        group = side_by_side(left)
+        n, why = jobs(len(group)) if len(group) > 1 else (1, "")
+        group = group if n > 1 else group[:1]
+        yield group, n, why
         left = [nb for nb in left if nb not in group]
 
 

@@ -166,13 +166,8 @@ def test_only_the_training_notebooks_go_side_by_side():
 
 def _run_order(jobs: int) -> list[list[str]]:
     """The groups the pipeline runs the stage table's notebooks in, `jobs` of a group at a time."""
-    left, groups = [Path(f"{nb}.ipynb") for nb in sorted(layout.NOTEBOOKS.values())], []
-    while left:
-        group = pipeline.side_by_side(left)
-        group = group if jobs > 1 else group[:1]
-        groups.append([p.stem for p in group])
-        left = [p for p in left if p not in group]
-    return groups
+    notebooks = [Path(f"{nb}.ipynb") for nb in sorted(layout.NOTEBOOKS.values())]
+    return [[p.stem for p in group] for group, _, _ in pipeline.run_order(notebooks, lambda n: (jobs, ""))]
 
 
 @pytest.mark.parametrize("jobs", [1, 3])

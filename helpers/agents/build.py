@@ -110,9 +110,10 @@ def match_plan(cfg: config.Profile, *, answer_mode: str | None = None, time_marg
     from notebook 09's measurements on the same time margin), the A-agent's selection with the reasoner it uses (the
     measured one, or the supervised one when answer_mode is given), and why that answer mode."""
     measured_on = config.with_params(cfg, "agents", time_margin=time_margin)
-    agents = agents_cfg(cfg, answer_mode=answer_mode, time_margin=time_margin, **params)
-    _, member, why = measured_answer(measured_on)
-    sel = {**selection(measured_on), "reasoner": member if answer_mode is None else REASONER}
+    mode, member, why = measured_answer(measured_on)  # read once: reasoner.json and the measured adapter's sha256
+    agents = agents_cfg(cfg, answer_mode=answer_mode or mode, time_margin=time_margin, **params)
+    sel = {**pred.choose_members(RunLayout.of(cfg), list(cfg.models)),
+           "reasoner": member if answer_mode is None else REASONER}
     return agents, sel, why if answer_mode is None else "the ANSWER_MODE parameter"
 
 
