@@ -284,6 +284,7 @@ def _keep_screenshot(page, name: str) -> Path:
 
 
 @pytest.mark.browser
+@pytest.mark.integration
 @pytest.mark.pipeline
 def test_notebook_03_runs_in_jupyterlab_with_live_plot_and_progress_widget(tmp_path):
     _require_browser()

@@ -323,6 +323,43 @@ def test_the_pure_and_varying_tests_are_where_they_should_be():
     assert "test_every_stage_command_line_starts" in varying["test_structure.py"]  # python -m helpers.train ...
 
 
+def _tier_expressions() -> dict[str, str]:
+    """The -m expression of each make target that runs pytest (an unmarked run selects everything: "")."""
+    tiers: dict[str, str] = {}
+    target = None
+    for line in (ROOT / "Makefile").read_text(encoding="utf-8").splitlines():
+        head = re.match(r"^([\w.$()-]+):", line)
+        if head:
+            target = head.group(1)
+        elif line.startswith("\t") and "-m pytest" in line and target:
+            args = line.split("-m pytest", 1)[1]
+            expr = re.search(r' -m (?:"([^"]*)"|(\w+))', args)
+            if expr or not re.search(r"tests/\w+\.py", args):  # one named file without -m chooses no marker
+                tiers[target] = (expr.group(1) or expr.group(2)) if expr else ""
+    return tiers
+
+
+def _selected(expr: str, marks: set[str]) -> bool:
+    from _pytest.mark.expression import Expression
+    return not expr or Expression.compile(expr).evaluate(lambda name, **kw: name in marks)
+
+
+def test_every_marked_test_is_run_by_a_tier_that_ci_runs():
+    """A marker that make test leaves out must be some other tier's, and CI must run that tier: otherwise its tests
+    run nowhere. Each marker of pyproject.toml alone (and none) must be selected by a tier .ci/run calls."""
+    ci = re.sub(r'"[^"]*"|#.*', "", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))  # commands only
+    tiers = {t: e for t, e in _tier_expressions().items() if re.search(rf"(?m)(?:^|\bthen|[;&|(]|\btimed)\s*make {re.escape(t)}(?![\w-])", ci)}
+    assert {"test", "test-integration", "test-realmodel", "test-rehearsal", "test-container"} <= set(tiers), tiers
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    markers = re.findall(r'^\s+"(\w+):', text.split("markers = [", 1)[1].split("]", 1)[0], re.M)
+    set_at_collection = {"nolibs", "pins", "unslothwheels"}  # they narrow a tier, never choose one
+    assert {"pipeline", "integration", "realmodel"} <= set(markers)
+    nowhere = [m for m in [None, *markers] if m not in set_at_collection
+               and not any(_selected(e, {m} if m else set()) for e in tiers.values())]
+    assert nowhere == [], f"no tier that CI runs selects tests marked {nowhere}"
+    assert not _selected(tiers["test"], {"integration"}) and _selected(tiers["test-integration"], {"integration"})
+
+
 BLOCKER = """import sys
 class Block:
     def find_spec(self, name, path=None, target=None):

@@ -375,6 +375,7 @@ def test_resume_refuses_a_checkpoint_from_other_settings(runs):
                       recommendation=cpu_recommendation(), progress=False)
 
 
+@pytest.mark.integration
 def test_sigkill_mid_chunk_then_rerun_resumes_to_the_same_adapter(tmp_path):
     """A real kill (SIGKILL, no Python cleanup) of `python -m helpers.train` while chunk 1 trains."""
     import signal
@@ -438,6 +439,7 @@ def test_cli_rejects_bad_arguments(capsys):
 
 
 # ---------------------------------------------------------------- DDP: two CPU processes (gloo)
+@pytest.mark.integration
 def test_two_process_ddp_run(tmp_path):
     runs_dir = tmp_path / "runs"
     write_curriculum(runs_dir / "ddp" / "curriculum" / "train.jsonl", 2, 8)
