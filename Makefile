@@ -52,8 +52,8 @@ help:
 	@echo "make test-realmodel                                    the real SmolLM2-135M trained: answer form, exported agents, question writer (~16 min; CI runs it, make test does not)"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make typecheck                                         the notebooks' code type-checked (mypy through nbqa), then the checker's own test"
-	@echo "make rehearse PROFILE=mi300x|tournament|laptop         a GPU profile's notebooks 00..10 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
-	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament and laptop rehearsed and checked (~6 min)"
+	@echo "make rehearse PROFILE=mi300x|tournament|aaipl|laptop   a GPU profile's notebooks 00..10 rehearsed on CPU (tiny model) -> runs/rehearse-<profile>/"
+	@echo "make test-rehearsal                                    the rehearsal tier: mi300x, tournament, aaipl and laptop rehearsed and checked (~6 min)"
 	@echo "make test-profiles                                     notebook 00 on every profile as it is: its real model's estimates and time plan (~1-2 min)"
 	@echo "make setup-gpu                                         on a ROCm/CUDA box: pinned Unsloth, the box's torch stack untouched"
 	@echo "make gpu-check [DEVICE=cpu] [MODEL=/path] [STEPS=30]   is this box ready? the kit's GPU path in minutes -> runs/gpu-check/ (DEVICE=cpu: runs/gpu-check-cpu/; PY=python3: the box's own Python, no setup)"
@@ -157,7 +157,7 @@ pipeline: setup
 rehearse: setup
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)'
 
-# The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament and laptop each rehearsed 00..10, one after another
+# The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament, aaipl and laptop each rehearsed 00..10, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
 REHEARSAL_JOB ?=
 test-rehearsal: setup

@@ -31,6 +31,7 @@ def run_benchmark(n_questions: int = 300, batch_size: int = 5, threads: int = 1)
     from _tiny import ROOT, tiny_model_dir
     from helpers.agents import answer as answer_mod
     from helpers.agents import question as question_mod
+    from helpers import edition
     from helpers.agents import timing, topics as topics_mod
     from helpers.agents.answer import AnswerAgent
     from helpers.agents.predictor import LetterPredictor
@@ -47,8 +48,8 @@ def run_benchmark(n_questions: int = 300, batch_size: int = 5, threads: int = 1)
     aagent = AnswerAgent(LetterPredictor(model, tok, ["base"]), tok)
     aagent.answer(questions[:batch_size])  # warm-up: the first forward pass allocates
     answers, a_metas = answer_mod.run_answers(aagent, questions, batch_size=batch_size)
-    q_lat = timing.latency_summary([m["seconds"] for m in q_metas], timing.QUESTION_LIMIT_S)
-    a_lat = timing.latency_summary([m["seconds"] for m in a_metas], timing.ANSWER_LIMIT_S)
+    q_lat = timing.latency_summary([m["seconds"] for m in q_metas], edition.default().question_s)
+    a_lat = timing.latency_summary([m["seconds"] for m in a_metas], edition.default().answer_s)
     fallbacks = sum(m["source"] == "fallback" for m in a_metas)
     explained = {k.split(":", 1)[1]: v for k, v in sorted(qagent.stats.items()) if k.startswith("explanation:")}
     return {"questions": q_lat, "answers": a_lat, "answer_fallbacks": fallbacks, "explanations": explained,

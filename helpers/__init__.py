@@ -4,7 +4,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
 
     any stage        config (profiles: frozen, typed sections), checks (what each key accepts), layout (every
                      file under runs/<run>/), io, records (the one question record), prompts (the chat prompt),
-                     filters (the organisers' filters), moved (old command lines say where they went)
+                     filters and edition (an edition's rules, data/editions/), moved (where old commands went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.pinsets (make setup's pins), env.box (the box's torch stack), env.stack (Unsloth's needs),
                      env.gpu_setup (make setup-gpu)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from helpers import edition as edition_mod
+
 Check = Callable[[Any], Any]  # returns the value (cast where allowed) or raises ValueError saying what was expected
 
 
@@ -117,3 +119,12 @@ def list_of(inner: Check) -> Check:
             raise ValueError(f"expected a list, got {value!r}")
         return [inner(v) for v in value]
     return check
+
+
+def edition_name(value: Any) -> str:
+    """An edition: a name under data/editions/ or a path to a team's own file, which must load (a bad key in it is
+    named with its file)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected an edition's name ({', '.join(edition_mod.names())}) or a path, got {value!r}")
+    edition_mod.load(value)
+    return value

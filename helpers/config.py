@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from helpers.checks import (Check, flag, flag_or_auto, integer, list_of, number, one_of, one_of_int,
+from helpers import edition as edition_mod
+from helpers.checks import (Check, edition_name, flag, flag_or_auto, integer, list_of, number, one_of, one_of_int,
                             optional, or_auto, puzzle_kind, text)
 from helpers.io import InputError
 
@@ -180,11 +181,11 @@ class RLSettings:
 
 @dataclass(frozen=True)
 class AgentsSettings:
-    """agents: the Q- and A-agents of notebooks 08-10 and the export."""
-    topics_file: str = setting(text)
+    """agents: the Q- and A-agents of notebooks 08-10 and the export. The edition (helpers.edition) gives the topics,
+    the time limits, the filters' bounds, the pass share and the models allowed."""
+    edition: str = setting(edition_name)
+    unserved_topics: str = setting(one_of("writer", "refuse"))  # a topic no puzzle family writes
     num_questions: int = setting(integer(1))
-    answer_time_limit_s: float = setting(number(low=0.1))
-    question_time_limit_s: float = setting(number(low=0.1))
     time_margin: float = setting(number(0.05, 1))
     model_question_share: float | str = setting(or_auto(number(0, 1)))  # auto: the writer's measurement decides
     writer_max_failures: int = setting(integer(1))
@@ -196,6 +197,21 @@ class AgentsSettings:
     answer_mode: str = setting(one_of("auto", *ANSWER_MODES))  # auto: notebook 09's measurement decides
     reason_max_tokens: int = setting(integer(1, 512))
     decode_ms_per_token: float = setting(number(low=0.01))  # the target machine's, writing a chunk of answers
+
+    @property
+    def rules(self) -> edition_mod.Edition:
+        """The edition's rules, loaded from its file."""
+        return edition_mod.load(self.edition)
+
+    @property
+    def question_time_limit_s(self) -> float:
+        """The edition's limit on one question."""
+        return self.rules.question_s
+
+    @property
+    def answer_time_limit_s(self) -> float:
+        """The edition's limit on one answer."""
+        return self.rules.answer_s
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Token counts use the agent's own tokenizer exactly as the organisers do:
 `len(tokenizer.encode(text, add_special_tokens=False))`. Any object with that method works
-(a transformers tokenizer, a `tokenizers.Tokenizer`, a test stub).
+(a transformers tokenizer, a `tokenizers.Tokenizer`, a test stub). The bounds are an edition's (helpers.edition:
+which keys count, the bound, the explanation's allowance, the answer's); a call that passes none is held to the
+default edition's (the October 2025 rules: question + answer + choices - 15 under 130, with the explanation at most
+1,024; an answer under 50 tokens, with its reasoning under 512).
 """
 
 from __future__ import annotations
@@ -12,16 +15,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from helpers import edition as edition_mod
+from helpers.edition import AnswerRules, QuestionRules
 from helpers.records import RecordError, letter, make_record
 
 QUESTION_KEYS = ("topic", "question", "choices", "answer")
-# The rules' numbers: question+answer+choices tokens minus 15 must stay under 130, and with the
-# explanation at most 1024; an answer under 50 tokens and answer+reasoning under 512.
-QUESTION_SLACK = 15
-QUESTION_LIMIT = 130
-QUESTION_TOTAL_LIMIT = 1024
-ANSWER_LIMIT = 50
-ANSWER_TOTAL_LIMIT = 512
 ANSWER_LETTERS = "ABCDabcd"
 _PREFIX = re.compile(r"^\s*([A-Da-d])\s*[).:]\s*")
 
@@ -42,8 +40,9 @@ def count_tokens(text: str, tokenizer: Any) -> int:
     return len(ids)
 
 
-def check_question(q: Any, tokenizer: Any) -> FilterResult:
-    """Apply the Q-agent format filter to one question object."""
+def check_question(q: Any, tokenizer: Any, rules: QuestionRules | None = None) -> FilterResult:
+    """Apply the Q-agent format filter to one question object (an edition's rules, else the default edition's)."""
+    rules = rules or edition_mod.default().question_rules
     if not isinstance(q, dict):
         return FilterResult(False, "not_an_object")
     for key in QUESTION_KEYS:
@@ -65,10 +64,12 @@ def check_question(q: Any, tokenizer: Any) -> FilterResult:
         return FilterResult(False, "answer_not_string")
     if not isinstance(q["question"], str):
         return FilterResult(False, "question_not_string")
-    tokens = {"question": count_tokens(q["question"], tokenizer), "answer": count_tokens(q["answer"], tokenizer),
-              "choices": sum(count_tokens(c, tokenizer) for c in choices)}
-    tokens["core"] = tokens["question"] + tokens["answer"] + tokens["choices"] - QUESTION_SLACK
-    if tokens["core"] >= QUESTION_LIMIT:
+    if "topic" in rules.counts and not isinstance(q["topic"], str):
+        return FilterResult(False, "topic_not_string")
+    tokens = {key: (sum(count_tokens(c, tokenizer) for c in choices) if key == "choices"
+                    else count_tokens(q[key], tokenizer)) for key in rules.counts}
+    tokens["core"] = sum(tokens[key] for key in rules.counts) - rules.minus
+    if tokens["core"] > rules.max_core:
         return FilterResult(False, "question_too_long", tokens)
     # The rules count the string "None" only when the key is ABSENT (`q.get("explanation", "None")`): a present
     # null reaches the organisers' tokenizer as None and fails there, so it fails here too.
@@ -77,13 +78,14 @@ def check_question(q: Any, tokenizer: Any) -> FilterResult:
         return FilterResult(False, "explanation_not_string", tokens)
     tokens["explanation"] = count_tokens(explanation, tokenizer)
     tokens["total"] = tokens["core"] + tokens["explanation"]
-    if tokens["total"] > QUESTION_TOTAL_LIMIT:
+    if tokens["total"] > rules.total_at_most:
         return FilterResult(False, "explanation_too_long", tokens)
     return FilterResult(True, None, tokens)
 
 
-def check_answer(a: Any, tokenizer: Any) -> FilterResult:
-    """Apply the A-agent format filter to one answer object."""
+def check_answer(a: Any, tokenizer: Any, rules: AnswerRules | None = None) -> FilterResult:
+    """Apply the A-agent format filter to one answer object (an edition's rules, else the default edition's)."""
+    rules = rules or edition_mod.default().answer_rules
     if not isinstance(a, dict):
         return FilterResult(False, "not_an_object")
     if "answer" not in a:
@@ -94,24 +96,24 @@ def check_answer(a: Any, tokenizer: Any) -> FilterResult:
     if len(answer) == 1 and answer not in ANSWER_LETTERS:
         return FilterResult(False, "bad_letter")
     tokens = {"answer": count_tokens(answer, tokenizer)}
-    if tokens["answer"] >= ANSWER_LIMIT:
+    if tokens["answer"] >= rules.answer_under:
         return FilterResult(False, "answer_too_long", tokens)
     reasoning = a.get("reasoning", "None")  # absent counts as "None"; a present null fails (see check_question)
     if not isinstance(reasoning, str):
         return FilterResult(False, "reasoning_not_string", tokens)
     tokens["reasoning"] = count_tokens(reasoning, tokenizer)
     tokens["total"] = tokens["answer"] + tokens["reasoning"]
-    if tokens["total"] >= ANSWER_TOTAL_LIMIT:
+    if tokens["total"] >= rules.total_under:
         return FilterResult(False, "reasoning_too_long", tokens)
     return FilterResult(True, None, tokens)
 
 
-def filter_questions(questions: list, tokenizer: Any) -> tuple[list, Counter]:
+def filter_questions(questions: list, tokenizer: Any, rules: QuestionRules | None = None) -> tuple[list, Counter]:
     """Keep the format-correct questions; count every dropped one by reason."""
     kept: list = []
     dropped: Counter = Counter()
     for q in questions:
-        result = check_question(q, tokenizer)
+        result = check_question(q, tokenizer, rules)
         if result.ok:
             kept.append(q)
         else:
@@ -119,12 +121,12 @@ def filter_questions(questions: list, tokenizer: Any) -> tuple[list, Counter]:
     return kept, dropped
 
 
-def filter_answers(answers: list, tokenizer: Any) -> tuple[list, Counter]:
+def filter_answers(answers: list, tokenizer: Any, rules: AnswerRules | None = None) -> tuple[list, Counter]:
     """Replace each failing answer by None (as the harness does, so positions still line up); count reasons."""
     out: list = []
     dropped: Counter = Counter()
     for a in answers:
-        result = check_answer(a, tokenizer)
+        result = check_answer(a, tokenizer, rules)
         out.append(a if result.ok else None)
         if not result.ok:
             dropped[result.reason] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from helpers.edition import TEMPLATE_SWITCHES
 from helpers.records import LETTERS, letter
 
 SYSTEM_PROMPT = ("You answer multiple-choice questions. Reply with the letter of the correct choice only "
@@ -68,9 +69,10 @@ def render_messages(tokenizer: Any, messages: list[dict], *, add_generation_prom
     """Messages through the tokenizer's chat template (thinking off where the template knows the switch)."""
     if not _has_template(tokenizer):
         return _plain(messages, add_generation_prompt)
-    # enable_thinking is a template variable (Qwen3 reads it; other templates ignore unknown variables).
+    # enable_thinking is a template variable (Qwen3 reads it; other templates ignore unknown variables); the switches
+    # are the ones an edition may ask for (helpers.edition.TEMPLATE_SWITCHES).
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
-                                         enable_thinking=False)
+                                         **TEMPLATE_SWITCHES)
 
 
 def render_prompt(tokenizer: Any, item: dict | Sequence, system_prompt: str = SYSTEM_PROMPT) -> str:

@@ -22,7 +22,7 @@ from helpers.io import InputError, read_json
 from helpers.layout import RunLayout
 
 OVERLAY = config.CONFIG_DIR / "overlays" / "rehearsal.yaml"
-GPU_PROFILES = ("mi300x", "tournament", "laptop")  # the profiles the rehearsal tier runs (tests/test_rehearsal.py)
+GPU_PROFILES = ("mi300x", "tournament", "aaipl", "laptop")  # the profiles the rehearsal tier runs (tests/test_rehearsal.py)
 RUN_PREFIX = "rehearse-"
 NOTE = ("A dress rehearsal on CPU with the tiny model's weights standing in for the profile's model, not a GPU result: "
         "the profile's settings ran end to end; accuracy, speed, memory and the GPU-only paths (Unsloth, mixed "

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import config, filters, scoring
+from helpers import config, edition, filters, scoring
 from helpers.agents.harness import export
+from helpers.io import InputError
 from helpers.layout import RunLayout
 
 from _harness import harness_answers, harness_questions
@@ -77,6 +78,23 @@ def test_export_folder_holds_what_the_harness_imports(exported):
     assert conf["selection"]["source"] == "ensemble" and conf["adapters"]["model1_lora"] == "adapters/model1_lora"
     assert conf["model"]["trust_remote_code"] is False and Path(conf["base"]).is_absolute()
     assert not list(d.rglob("*.bin")) and not list(d.rglob("*.pt"))  # safetensors only
+    # the edition travels: the shipped ones beside the vendored helpers, the profile's named from the export
+    assert conf["agents"]["edition"] == "kit/data/editions/2025-10-aiac.yaml"
+    assert (d / conf["agents"]["edition"]).is_file()
+    assert {p.name for p in (d / "kit" / "data" / "editions").glob("*.yaml")} == {f"{n}.yaml" for n in edition.names()}
+
+
+def test_a_teams_own_edition_file_travels_with_the_export(tmp_path):
+    own = tmp_path / "finals.yaml"
+    text = (ROOT / "data" / "editions" / "2025-10-aiac.yaml").read_text()
+    own.write_text(text.replace("answer_s: 6.0", "answer_s: 7.5"))
+    out = tmp_path / "agents"
+    recorded = export.vendor_editions(out, str(own))
+    assert recorded == "kit/data/editions/finals.yaml" and edition.load(out / recorded).answer_s == 7.5
+    shipped = tmp_path / "2025-10-aiac.yaml"
+    shipped.write_text(own.read_text())
+    with pytest.raises(InputError, match="rename your file"):  # it would shadow the shipped one of that name
+        export.vendor_editions(out, str(shipped))
 
 
 def test_harness_runs_the_exported_agents_end_to_end(exported):
@@ -128,11 +146,20 @@ def test_missing_config_names_the_file(tmp_path):
         KitAAgent(config=str(tmp_path / "kit_agent.json"))
 
 
+def moved_config(exported) -> dict:
+    """The export's kit_agent.json, to be written elsewhere: its edition file named by its absolute path (it is
+    recorded relative to the export's folder)."""
+    folder = exported["dir"] / "agents"
+    conf = json.loads((folder / export.CONFIG_NAME).read_text())
+    conf["agents"]["edition"] = str(folder / conf["agents"]["edition"])
+    return conf
+
+
 @pytest.mark.parametrize("drop", ["seed", "agents.answer_mode"])
 def test_a_config_missing_a_key_names_the_file_and_the_key(exported, tmp_path, drop):
     from helpers.agents.harness.kit_agents import KitQAgent
     from helpers.io import InputError
-    conf = json.loads((exported["dir"] / "agents" / export.CONFIG_NAME).read_text())
+    conf = moved_config(exported)
     section, _, key = drop.rpartition(".")
     (conf[section] if section else conf).pop(key)
     path = tmp_path / export.CONFIG_NAME
@@ -147,7 +174,7 @@ def test_a_config_missing_a_key_names_the_file_and_the_key(exported, tmp_path, d
 def test_a_config_with_a_bad_key_names_the_file_and_the_key(exported, tmp_path, section, key, value, problem):
     from helpers.agents.harness.kit_agents import KitAAgent
     from helpers.io import InputError
-    conf = json.loads((exported["dir"] / "agents" / export.CONFIG_NAME).read_text())
+    conf = moved_config(exported)
     conf[section][key] = value
     path = tmp_path / export.CONFIG_NAME
     path.write_text(json.dumps(conf))

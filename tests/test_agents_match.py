@@ -159,3 +159,20 @@ def test_seeds_style_questions_fail_the_filter(tmp_path):
     from helpers.agents.home import plots
     png = plots.plot_match(result, tmp_path / "match.png")
     assert png.stat().st_size > 10_000
+
+
+def test_the_edition_judges_the_match_its_pass_share_and_its_limits():
+    """9 of 20 format-correct disqualify under October 2025 (50%) and not under July 2025 (40%); an answer in 7 s is
+    too slow under October's 6 s and counts under February 2026's 9 s."""
+    from helpers import edition
+    july, october, february = (edition.load(n) for n in ("2025-07-aaipl", "2025-10-aiac", "2026-02-aaipl-iitd"))
+    asked = [official(i, "A") if i < 9 else {"question": "no choices"} for i in range(20)]
+    for rules, out in ((october, True), (july, False)):
+        result = inning(ScriptedAsker(asked), ScriptedAnswerer(right), 20, edition=rules)
+        assert result["format_correct"] == 9 and result["disqualified"] is out, rules.name
+    slow = ScriptedAnswerer(right, seconds=7.0)
+    assert inning(ScriptedAsker(asked), slow, 20, edition=october)["answers_dropped"] == {"too_slow": 9}
+    assert inning(ScriptedAsker(asked), slow, 20, edition=february)["correct"] == 9
+    match_ = match.play_match(Team("x", ScriptedAsker(asked), slow), Team("y", ScriptedAsker(asked), slow), 20,
+                              edition=february)
+    assert match_["edition"] == "2026-02-aaipl-iitd" and match_["limits"] == {"question_s": 13.0, "answer_s": 9.0}

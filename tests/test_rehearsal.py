@@ -1,6 +1,6 @@
 """The dress rehearsal of every GPU profile on CPU (helpers.rehearse, configs/overlays/rehearsal.yaml).
 
-Tier `rehearsal` (make test-rehearsal; make test leaves it out): mi300x, tournament and laptop each run notebooks
+Tier `rehearsal` (make test-rehearsal; make test leaves it out): mi300x, tournament, aaipl and laptop each run notebooks
 00..10 through `python -m helpers.pipeline --rehearse`, in a run folder of their own, and what each profile's
 settings must produce is read back from the run: every adapter's rank, alpha, dropout and method, the chunk count,
 the LR and replay schedules, the DoRA magnitude group in the optimizer itself, the writer's and the reasoner's rates,

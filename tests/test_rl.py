@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import config, filters, io, puzzles
+from helpers import config, edition, filters, io, puzzles
 from helpers.agents import rewards
 from helpers.agents.reasoner import ANSWER_MARK, REASONER_SYSTEM
 from helpers.agents.stages import reasoner_rl
@@ -102,7 +102,8 @@ def test_the_length_reward_falls_past_the_budget_to_its_floor():
 
 
 def test_a_reply_over_the_organisers_limit_fails_the_format_reward_and_is_counted():
-    (correct, fmt, _), book = _score([" ".join(["w"] * filters.ANSWER_TOTAL_LIMIT) + "\nAnswer: C"], ["C"])
+    too_long = " ".join(["w"] * edition.default().answer_rules.total_under)
+    (correct, fmt, _), book = _score([too_long + "\nAnswer: C"], ["C"])
     assert correct == [1.0] and fmt == [0.0] and book.reasons == {"format:filter:reasoning_too_long": 1}
 
 

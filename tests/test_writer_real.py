@@ -25,7 +25,7 @@ _one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 # this tier checks what the writer writes, not how fast (docs/results.md's measurement is on the real budget).
 OVERRIDES = {"agents.puzzle_kinds": ["family_pointing"], "writer.levels": [1], "writer.examples": 240,
              "writer.lr": 1.0e-3, "writer.measure": 12, "agents.writer_candidates": 8,
-             "agents.question_time_limit_s": 600.0, "train.cpu_threads": 1, "train.logging_steps": 5}
+             "agents.edition": "tests/fixtures/editions/unhurried-questions.yaml", "train.cpu_threads": 1, "train.logging_steps": 5}
 MAX_NEW_TOKENS = 120
 # What the trained writer must reach, with the chance that a sound writer fails it (from the rates measured above).
 # json_share and filter_share are shares of the 12 requests (a request counts when one of its 8 replies got there);

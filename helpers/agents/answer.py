@@ -20,8 +20,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from helpers import edition as edition_mod
 from helpers import filters
 from helpers.agents import timing
+from helpers.edition import Edition
 from helpers.agents.inputs import ParsedQuestion, parse_question
 from helpers.io import InputError, read_json, stamp, write_json
 from helpers.layout import filtered_name, report_name
@@ -84,16 +86,18 @@ def model_reasoning(parsed: ParsedQuestion, probs: Sequence[float], letter_: str
 class AnswerAgent:
     """Answers questions with a letter predictor under a per-item time budget; counts every fallback."""
 
-    def __init__(self, predictor: Any, tokenizer: Any = None, *, time_limit_s: float = timing.ANSWER_LIMIT_S,
+    def __init__(self, predictor: Any, tokenizer: Any = None, *, time_limit_s: float | None = None,
                  margin: float = timing.DEFAULT_MARGIN, chunk_size: int = 8, name: str = "kit",
-                 reasoner: Any = None):
+                 reasoner: Any = None, edition: Edition | None = None):
         self.predictor = predictor
         self.reasoner = reasoner  # a helpers.agents.reasoner.Reasoner: answer by reasoning, then the letter
         self.tokenizer = tokenizer if tokenizer is not None else getattr(predictor, "tokenizer", None)
         if self.tokenizer is None:
             raise ValueError("the A-agent needs a tokenizer: the rules count answer tokens with it")
-        self.time_limit_s, self.margin = float(time_limit_s), float(margin)
-        self.budget_s = timing.budget(time_limit_s, margin)
+        self.edition = edition or edition_mod.default()  # its answer filter and limit (time_limit_s: another limit)
+        self.rules = self.edition.answer_rules
+        self.time_limit_s, self.margin = float(time_limit_s or self.edition.answer_s), float(margin)
+        self.budget_s = timing.budget(self.time_limit_s, margin)
         self.chunk_size = max(1, int(chunk_size))
         self.name = name
         self.stats: Counter = Counter()
@@ -109,11 +113,11 @@ class AnswerAgent:
 
     def _finish(self, answer: dict) -> dict:
         """The rules' answer filter, applied before anything leaves the agent."""
-        if filters.check_answer(answer, self.tokenizer).ok:
+        if filters.check_answer(answer, self.tokenizer, self.rules).ok:
             return answer
         self.stats["filter_fixed"] += 1
         short = {"answer": answer["answer"], "reasoning": "Letter scoring."}
-        return short if filters.check_answer(short, self.tokenizer).ok else {"answer": answer["answer"]}
+        return short if filters.check_answer(short, self.tokenizer, self.rules).ok else {"answer": answer["answer"]}
 
     def _fit(self, p: ParsedQuestion) -> None:
         """Cut an over-long question or choice by tokens, noting it (the prompt must stay fast and in range)."""
@@ -276,7 +280,7 @@ def key_accuracy(questions: list, answers: list[dict]) -> dict:
 def write_answer_files(agent: AnswerAgent, questions: list, answers: list[dict], metas: list[dict],
                        output_file: str | Path, *, batch_size: int = 5, extra: dict | None = None) -> dict:
     """answers.json, filtered_answers.json (nulls where the filter fails, as scored) and answers.report.json."""
-    filtered, dropped = filters.filter_answers(answers, agent.tokenizer)
+    filtered, dropped = filters.filter_answers(answers, agent.tokenizer, agent.rules)
     write_json(output_file, answers)
     write_json(filtered_name(output_file), filtered)
     seconds = [m["seconds"] for m in metas]

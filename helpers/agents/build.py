@@ -90,7 +90,7 @@ def _still_the_profiles(measured: dict, cfg: config.Profile) -> bool:
     budget = measured.get("agents")
     return (measured.get("reasoner") == config.as_dict(cfg.reasoner) and isinstance(budget, dict)
             and measured.get("rl", config.as_dict(cfg.rl)) == config.as_dict(cfg.rl)
-            and budget == {k: v for k, v in config.as_dict(cfg.agents).items() if k in budget})
+            and budget == {k: getattr(cfg.agents, k, None) for k in budget})  # the edition's limits included
 
 
 def writer_member(info: dict, sel: dict) -> str:
@@ -148,8 +148,8 @@ def answer_agent(model: Any, tokenizer: Any, sel: dict, agents: config.AgentsSet
     else:
         p = pred.LetterPredictor(model, tokenizer, sel["members"], weights=sel.get("weights"),
                                  method=sel.get("method", "soft"), batch_size=agents.answer_chunk_size)
-    return AnswerAgent(p, tokenizer, time_limit_s=agents.answer_time_limit_s, margin=agents.time_margin,
-                       chunk_size=agents.answer_chunk_size, name=name, reasoner=reasoner)
+    return AnswerAgent(p, tokenizer, margin=agents.time_margin, chunk_size=agents.answer_chunk_size, name=name,
+                       reasoner=reasoner, edition=agents.rules)
 
 
 def question_agent(tokenizer: Any, topics: dict, agents: config.AgentsSettings, *, seed: int, name: str = "kit",
@@ -158,19 +158,23 @@ def question_agent(tokenizer: Any, topics: dict, agents: config.AgentsSettings, 
     """A Q-agent: puzzles always; a model writer too when a model is given and the share is above 0."""
     writer = None
     share = agents.model_question_share
-    if model is not None and share > 0:
+    unserved = agents.unserved_topics == "writer" and bool(topics_mod.unserved_pairs(topics))
+    if model is not None and (share > 0 or unserved):  # at share 0 the writer asks only the topics no family writes
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
                              max_failures=agents.writer_max_failures,
-                             candidates=agents.writer_candidates)
-    return QuestionAgent(tokenizer, topics, seed=seed, time_limit_s=agents.question_time_limit_s,
-                         margin=agents.time_margin, levels=agents.puzzle_levels, kinds=agents.puzzle_kinds,
-                         candidates=agents.puzzle_candidates, writer=writer,
-                         model_share=share, bank=bank, name=name)
+                             candidates=agents.writer_candidates, rules=agents.rules.question_rules)
+    return QuestionAgent(tokenizer, topics, seed=seed, margin=agents.time_margin, levels=agents.puzzle_levels,
+                         kinds=agents.puzzle_kinds, candidates=agents.puzzle_candidates, writer=writer,
+                         model_share=share, bank=bank, name=name, edition=agents.rules,
+                         unserved=agents.unserved_topics)
 
 
 def read_topics(cfg: config.Profile, topics_file: str | None = None) -> dict:
-    """The topics file named by the argument or the profile (relative paths from the project root)."""
-    return topics_mod.read_topics(config.resolve_path(topics_file or cfg.agents.topics_file))
+    """The topics of a topics file named by the argument (an organisers' topics.json handed out on the day; relative
+    paths from the project root), else the profile's edition's."""
+    if topics_file:
+        return topics_mod.read_topics(config.resolve_path(topics_file))
+    return cfg.agents.rules.topics
 
 
 def kit_answer_agent(cfg: config.Profile) -> tuple[AnswerAgent, dict]:

@@ -22,8 +22,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from helpers import edition as edition_mod
 from helpers import filters, puzzles
 from helpers.agents import timing, topics as topics_mod
+from helpers.edition import Edition
 from helpers.puzzles import deduction
 from helpers.io import stamp, write_json
 from helpers.layout import filtered_name, report_name
@@ -40,23 +42,32 @@ FIT_BUILDS = 4
 _TOPIC_IN_PROMPT = re.compile(r"topic\s*:\s*([^\n/]{2,80})/([^\n]{2,120}?)(?:\.\s|\.?\s*\n|\.?$)", re.IGNORECASE)
 
 
+UNSERVED = ("writer", "refuse")  # what the Q-agent does on a topic no family of the kit writes (agents.unserved_topics)
+
+
 class QuestionAgent:
     """Questions for (topic, subtopic) pairs under a per-question time budget; every rejection counted."""
 
     def __init__(self, tokenizer: Any, topics: dict[str, list[str]], *, seed: int = 0,
-                 time_limit_s: float = timing.QUESTION_LIMIT_S, margin: float = timing.DEFAULT_MARGIN,
+                 time_limit_s: float | None = None, margin: float = timing.DEFAULT_MARGIN,
                  levels: Sequence[int] = puzzles.LEVELS, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1,
                  writer: Any = None, model_share: float = 0.0, bank: Sequence[dict] | None = None,
-                 name: str = "kit"):
+                 name: str = "kit", edition: Edition | None = None, unserved: str = "writer"):
         if tokenizer is None:
             raise ValueError("the Q-agent needs a tokenizer: the rules count question tokens with it")
         self.tokenizer, self.topics, self.name = tokenizer, topics, name
-        self.time_limit_s, self.margin = float(time_limit_s), float(margin)
-        self.budget_s = timing.budget(time_limit_s, margin)
+        self.edition = edition or edition_mod.default()  # its question filter and limit (time_limit_s: another limit)
+        self.rules = self.edition.question_rules
+        self.time_limit_s, self.margin = float(time_limit_s or self.edition.question_s), float(margin)
+        self.budget_s = timing.budget(self.time_limit_s, margin)
         self.levels, self.kinds, self.candidates = tuple(levels), tuple(kinds), max(1, int(candidates))
         unknown = [k for k in self.kinds if k not in puzzles.KINDS]
         if unknown:
             raise ValueError(f"unknown puzzle kinds {unknown}; expected some of {puzzles.KINDS}")
+        if unserved not in UNSERVED:
+            raise ValueError(f"unserved must be one of {UNSERVED}, got {unserved!r}")
+        # a topic no family writes: the writer alone (its checker's agreement the only check), or refused; counted
+        self.unserved = unserved
         self.writer, self.model_share = writer, float(model_share)
         self.bank = list(bank or [])
         self.seed = seed
@@ -183,7 +194,7 @@ class QuestionAgent:
                 self.stats["reject:duplicate"] += 1
                 continue
             question = filters.to_official_question(rec, label)
-            result = filters.check_question(question, self.tokenizer)
+            result = filters.check_question(question, self.tokenizer, self.rules)
             self._count_fit(kind, level, result.reason == "question_too_long")
             if not result.ok:
                 self.stats[f"reject:filter:{result.reason}"] += 1
@@ -211,7 +222,7 @@ class QuestionAgent:
         counted by source ("explanation:deduction", "explanation:count:<why>", "explanation:links")."""
         text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left(),
                                           within_s=timing.EXPLAIN_S)
-        if how == "deduction" and not filters.check_question({**question, "explanation": text}, self.tokenizer).ok:
+        if how == "deduction" and not filters.check_question({**question, "explanation": text}, self.tokenizer, self.rules).ok:
             how = "count:filter"
         elif how == "deduction":
             question["explanation"] = rec["explanation"] = text
@@ -230,7 +241,7 @@ class QuestionAgent:
             choices.insert(LETTERS4.index(letter_), correct)
             question = filters.to_official_question({**rec, "choices": choices, "answer": LETTERS4.index(letter_)},
                                                     label)
-            if filters.check_question(question, self.tokenizer).ok:
+            if filters.check_question(question, self.tokenizer, self.rules).ok:
                 self._seen.add(key)
                 return question
             self.stats["reject:bank_filter"] += 1
@@ -252,12 +263,18 @@ class QuestionAgent:
         meta: dict[str, Any] = {"topic": topic, "subtopic": subtopic, "letter": letter_, "source": None,
                                 "reason": None, "record": None}
         question = None
+        if not kinds and self.unserved == "refuse":  # no family of the kit writes this topic: refused, counted
+            meta.update(source="refused", reason="unserved_topic")
+            meta["seconds"] = time.perf_counter() - t0
+            self.stats["source:refused"] += 1
+            return None, meta
         writer = self.writer
-        if writer is not None and writer.enabled and self.model_share > 0 and self.rng.random() < self.model_share:
+        if writer is not None and writer.enabled and (not kinds or (self.model_share > 0
+                                                                    and self.rng.random() < self.model_share)):
             asked = topics_mod.families(topic, subtopic, self.kinds) or tuple(kinds)  # what _one_puzzle would ask
             question, reason = writer.write(topic, subtopic, letter_, deadline, kinds=asked)
-            if question is not None:
-                meta["source"] = "model"
+            if question is not None:  # on a topic with no family, the checker's agreement is its only check
+                meta["source"] = "model" if kinds else "model_unproven"
             else:
                 self.stats[f"model_rejected:{reason}"] += 1
                 meta["reason"] = f"model:{reason}"
@@ -270,13 +287,10 @@ class QuestionAgent:
             question = self._from_bank(topic, subtopic, letter_, subtopic)
             if question is not None:
                 meta["source"] = "bank"
-        if question is None:
-            # No generator, no bank, no model question: an off-topic verified puzzle beats silence (the rules
-            # disqualify under 50% format-correct), and the report counts every one.
-            question, rec = self._puzzle(puzzles.FAST_KINDS, letter_, subtopic, deadline)
-            meta.update(source="off_topic_puzzle" if question is not None else "none", record=rec)
-            if question is not None:
-                self._explain(question, rec, deadline)
+        if question is None:  # never a puzzle of another topic filed under this one: nothing, counted
+            meta["source"] = "none"
+            if not kinds:
+                meta["reason"] = meta["reason"] or "unserved_topic"
         meta["seconds"] = time.perf_counter() - t0
         self.stats[f"source:{meta['source']}"] += 1
         return question, meta
@@ -353,13 +367,14 @@ def proof_check(questions: list[dict], metas: list[dict]) -> dict:
 def write_question_files(agent: QuestionAgent, questions: list[dict], metas: list[dict], output_file: str | Path,
                          *, requested: int, batch_size: int = 5, extra: dict | None = None) -> dict:
     """questions.json (raw), filtered_questions.json (what the opponent gets) and questions.report.json."""
-    kept, dropped = filters.filter_questions(questions, agent.tokenizer)
+    kept, dropped = filters.filter_questions(questions, agent.tokenizer, agent.rules)
     write_json(output_file, questions)
     write_json(filtered_name(output_file), kept)
     seconds = [m["seconds"] for m in metas]
     report = {"agent": agent.name, "requested": requested, "written": len(questions), "format_correct": len(kept),
               "format_correct_share": round(len(kept) / max(1, requested), 4),
-              "disqualified": len(kept) < 0.5 * requested, "filter_dropped": dict(dropped),
+              "disqualified": agent.edition.disqualified(len(kept), requested), "filter_dropped": dict(dropped),
+              "edition": agent.edition.name, "pass_share": agent.edition.pass_share,
               "sources": dict(Counter(m["source"] for m in metas)),
               "letters": dict(sorted(Counter(q["answer"] for q in kept).items())),
               "topics": dict(Counter(f"{m['topic']}/{m['subtopic']}" for m in metas)),

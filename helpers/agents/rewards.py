@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from helpers import filters
 from helpers.agents.reasoner import ANSWER_MARK
+from helpers.edition import AnswerRules
 from helpers.records import LETTERS
 
 REWARDS = ("correct", "format", "length")  # the reward functions, in the order make_rewards returns them
@@ -174,10 +175,12 @@ def guarded(name: str, score: Callable[[str, str, dict], float], book: RewardBoo
     return reward
 
 
-def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None) -> tuple[list[Callable], RewardBook]:
+def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None,
+                 rules: AnswerRules | None = None) -> tuple[list[Callable], RewardBook]:
     """The three rewards (REWARDS order) for TRL's reward_funcs, and the book they write to. `budget`: the tokens the
     reasoning may take inside the answer time limit (the caller derives it from the limit); `tokenizer` counts them
-    as the organisers do (helpers.filters.count_tokens)."""
+    as the organisers do (helpers.filters.count_tokens); `rules`: the edition's answer filter (None: the default
+    edition's)."""
     if int(budget) < 1:
         raise ValueError(f"budget: expected at least 1 token, got {budget!r}")
     book = book if book is not None else RewardBook()
@@ -192,7 +195,7 @@ def make_rewards(tokenizer: Any, budget: int, book: RewardBook | None = None) ->
         return value
 
     def format_(text: str, letter_: str, row: dict) -> float:
-        result = filters.check_answer(answer_object(text, letter_), tokenizer)
+        result = filters.check_answer(answer_object(text, letter_), tokenizer, rules)
         if not result.ok:
             book.reasons[f"format:filter:{result.reason}"] += 1
         return float(result.ok)

@@ -1,12 +1,10 @@
-"""Time budgets and latency summaries for the agents (the organisers' limits: 10 s a question, 6 s an answer)."""
+"""Time budgets and latency summaries for the agents (the limits themselves are the edition's: helpers.edition)."""
 
 from __future__ import annotations
 
 import time
 from typing import Sequence
 
-QUESTION_LIMIT_S = 10.0
-ANSWER_LIMIT_S = 6.0
 # Aim for half the limit: the tournament box may be slower or busier than the one the team measured on,
 # and a forward pass cannot be interrupted once started, so the margin must absorb one slow step.
 DEFAULT_MARGIN = 0.5

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from helpers import puzzles
+from helpers.edition import check_topics
 from helpers.io import InputError, read_json
 
 # Keywords that route a team-added subtopic to a verified generator (the official two match exactly).
@@ -38,13 +39,7 @@ def read_topics(path: str | Path) -> dict[str, list[str]]:
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "topics file not found")
-    data = read_json(path)
-    if not isinstance(data, dict) or not data:
-        raise InputError(path, None, None, "expected a non-empty JSON object {topic: [subtopic, ...]}")
-    for topic, subs in data.items():
-        if not isinstance(subs, list) or not subs or not all(isinstance(s, str) and s.strip() for s in subs):
-            raise InputError(path, None, topic, "expected a non-empty list of subtopic names")
-    return {t: list(s) for t, s in data.items()}
+    return check_topics(read_json(path), path)
 
 
 def pairs(topics: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -99,7 +94,12 @@ def requested_letter(text: str) -> str | None:
     return None
 
 
+def unserved_pairs(topics: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The (topic, subtopic) pairs no puzzle family of the kit writes (the Q-agent's writer or refusal takes them)."""
+    return [(t, s) for t, s in pairs(topics) if not generator_kinds(t, s)]
+
+
 def generator_table(topics: dict[str, list[str]]) -> list[dict]:
     """One row per (topic, subtopic): the puzzle generators that serve it, or who does when none fits."""
-    return [{"topic": t, "subtopic": s, "generator": ", ".join(generator_kinds(t, s)) or "none (model or bank)"}
+    return [{"topic": t, "subtopic": s, "generator": ", ".join(generator_kinds(t, s)) or "none: no family of the kit"}
             for t, s in pairs(topics)]

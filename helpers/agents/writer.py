@@ -15,6 +15,7 @@ from helpers import filters, puzzles
 from helpers.agents import timing
 from helpers.agents.inputs import strip_prefix
 from helpers.agents.json_repair import extract_json
+from helpers.edition import QuestionRules
 from helpers.puzzles import deduction
 from helpers.records import normalize_text
 
@@ -103,8 +104,10 @@ class ModelWriter:
     how far the last attempt's best reply got (one of STAGES)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, member: str = "base", checker: Any = None,
-                 max_failures: int = 5, candidates: int = 1, gen: dict | None = None):
+                 max_failures: int = 5, candidates: int = 1, gen: dict | None = None,
+                 rules: QuestionRules | None = None):
         self.model, self.tokenizer, self.member, self.checker = model, tokenizer, member, checker
+        self.rules = rules  # the edition's question filter (None: the default edition's)
         self.max_failures, self.candidates = int(max_failures), max(1, int(candidates))
         self.gen = {**GEN_DEFAULTS, **(gen or {})}
         self.failures_in_a_row = 0
@@ -206,7 +209,7 @@ class ModelWriter:
         question, reason = normalize_question(obj, subtopic)
         if question is None:
             return None, reason, 1
-        result = filters.check_question(question, self.tokenizer)
+        result = filters.check_question(question, self.tokenizer, self.rules)
         if not result.ok:
             return None, f"filter:{result.reason}", 2
         if not kinds:

@@ -29,7 +29,8 @@ def check_export(folder: str | Path, topics: dict) -> dict:
     qagent = KitQAgent(config=path)
     texts, _, q_secs = qagent.generate_response(harness_prompts(topics), "You are an examiner.", max_new_tokens=1024)
     questions = [json.loads(t) for t in texts]
-    questions_ok = [filters.check_question(q, qagent.tokenizer).ok for q in questions]
+    edition = qagent.config["agents"].rules  # the exported agents' edition judges them
+    questions_ok = [filters.check_question(q, qagent.tokenizer, edition.question_rules).ok for q in questions]
     gone = release.watch(qagent.model)  # None (nothing loaded) when the export asks no model questions
     del qagent  # one copy at a time, as the harness's separate processes have it
     release.free_memory(*gone, label="the exported Q-agent's model")
@@ -38,7 +39,7 @@ def check_export(folder: str | Path, topics: dict) -> dict:
     a_texts, _, a_secs = aagent.generate_response(prompts, "You answer MCQs.", max_new_tokens=512)
     answers = [json.loads(a) for a in a_texts]
     rows = [{"question ok": ok, "key": q["answer"], "answer": a["answer"],
-             "answer ok": filters.check_answer(a, aagent.tokenizer).ok, "reasoning": a.get("reasoning", "")[:80]}
+             "answer ok": filters.check_answer(a, aagent.tokenizer, edition.answer_rules).ok, "reasoning": a.get("reasoning", "")[:80]}
             for q, ok, a in zip(questions, questions_ok, answers)]
     return {"rows": rows, "question_seconds": q_secs, "answer_seconds": a_secs, "questions": len(texts),
             "answers": len(a_texts), "answer_mode": aagent.config["agents"].answer_mode}

@@ -29,7 +29,8 @@ def question_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch_size", type=int, default=5)
     ap.add_argument("--profile", default="smoke")
     ap.add_argument("--run", default=None)
-    ap.add_argument("--topics_file", default=None, help="default: the profile's agents.topics_file")
+    ap.add_argument("--topics_file", default=None,
+                    help="an organisers' topics.json (default: the topics of the profile's edition, agents.edition)")
     ap.add_argument("--model_share", type=float, default=None, help="share of questions the model tries first")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--verbose", action="store_true")

@@ -4,11 +4,12 @@
 [--answer_mode letter|reason]`
 
 DIR gets the two files the organisers' fixed `agents/question_agent.py` / `agents/answer_agent.py` import,
-`kit_agent.json` (base model, members, weights, topics, time budgets, answer mode), the trained adapters (and the
+`kit_agent.json` (base model, members, weights, topics, the edition, answer mode), the trained adapters (and the
 question writer's when the Q-agent uses it: agents.model_question_share > 0; the reasoner's when the A-agent reasons:
 agents.answer_mode reason)
 (`adapters/<name>/`, safetensors only; --link-adapters records their absolute paths instead), and a copy of
-the kit's `helpers` package under `kit/` so the folder runs without the kit installed. Copy DIR's contents
+the kit's `helpers` package and the editions' files under `kit/` so the folder runs without the kit installed (the
+edition's time limits and filters go with the agents). Copy DIR's contents
 into the challenge's `agents/` folder.
 """
 
@@ -18,7 +19,9 @@ import shutil
 from pathlib import Path
 
 from helpers import config
+from helpers import edition as edition_mod
 from helpers.agents import build
+from helpers.agents import topics as topics_mod
 from helpers.agents import predictor as pred
 from helpers.agents.harness.kit_agents import CONFIG_NAME
 from helpers.config import REASONER, WRITER
@@ -78,6 +81,22 @@ def resolve_base(base: str) -> str:
     return str(path) if path.exists() else str(base)
 
 
+def vendor_editions(out_dir: Path, own: str) -> str:
+    """Copy the editions the kit ships to out_dir/kit/data/editions (where the vendored helpers.edition looks), and
+    the profile's own edition file when it is a path; returns what the export's agents section records: the
+    edition's file, relative to out_dir (kit_agents resolves it from the export's folder)."""
+    dst = out_dir / "kit" / edition_mod.EDITIONS_SUBDIR
+    dst.mkdir(parents=True, exist_ok=True)
+    for path in sorted(edition_mod.EDITIONS_DIR.glob("*.yaml")):
+        shutil.copy2(path, dst / path.name)
+    path = edition_mod.path_of(own)
+    if path.resolve().parent != edition_mod.EDITIONS_DIR.resolve():  # a team's own file: it travels by its name
+        if (edition_mod.EDITIONS_DIR / path.name).exists():
+            raise InputError(path, None, None, f"an edition the kit ships is named {path.stem}: rename your file")
+        shutil.copy2(path, dst / path.name)
+    return str((dst / path.name).relative_to(out_dir))
+
+
 def vendor_helpers(out_dir: Path) -> int:
     """Copy the kit's helpers package (Python sources only) to out_dir/kit/helpers; returns the file count."""
     src = Path(build.__file__).resolve().parent.parent
@@ -103,7 +122,9 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
     out.mkdir(parents=True, exist_ok=True)
     sel = sel or build.selection(cfg)
     agents = build.agents_cfg(cfg, **agent_overrides)
-    writer = WRITER if agents.model_question_share > 0 and not models.missing_adapter_files(
+    writes = agents.model_question_share > 0 or (agents.unserved_topics == "writer"
+                                                 and bool(topics_mod.unserved_pairs(build.read_topics(cfg))))
+    writer = WRITER if writes and not models.missing_adapter_files(
         RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
     reasoner = (sel.get("reasoner") or REASONER) if agents.answer_mode == "reason" else None  # the one it reasons with
     names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer, reasoner])
@@ -138,7 +159,8 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
             "best_member": sel.get("best_member") or sel["members"][0], "writer": writer, "reasoner": reasoner,
             "adapters": adapters,
             "selection": {"source": sel.get("source"), "why": sel.get("why")},
-            "topics": build.read_topics(cfg), "agents": config.as_dict(agents),
+            "topics": build.read_topics(cfg),
+            "agents": {**config.as_dict(agents), "edition": vendor_editions(out, agents.edition)},
             "seed": cfg.seed, "run": cfg.run, "profile": cfg.profile,
             # torch threads on a CPU by the rule training and scoring use (helpers.models.members.cpu_threads)
             "cpu_threads": threads,

@@ -20,6 +20,7 @@ from typing import Any
 
 from helpers import config
 from helpers.agents import build
+from helpers.agents import topics as topics_mod
 from helpers.agents import predictor as pred
 from helpers.agents.writer import GEN_DEFAULTS
 from helpers.io import InputError, read_json
@@ -44,12 +45,19 @@ def load_export_config(path: str | os.PathLike | None = None) -> tuple[dict, Pat
         if key not in conf:
             raise InputError(path, None, key, "missing from the exported agent config")
     folder = path.resolve().parent
-    agents = _section(config.AgentsSettings, conf["agents"], path, "agents")
+    agents = _section(config.AgentsSettings, _edition_from(conf["agents"], folder), path, "agents")
     for key in ("model_question_share", "answer_mode"):
         if getattr(agents, key) == "auto":  # the export records what notebook 09 measured, never auto
             raise InputError(path, None, f"agents.{key}", "auto: export the run again to record the decided value")
     model = _section(config.ModelSettings, _model_settings(conf, folder), path, "model")
     return {**conf, "agents": agents, "model": model}, folder
+
+
+def _edition_from(agents: Any, folder: Path) -> Any:
+    """The export's agents settings with its edition file (recorded relative to the export) found from the folder."""
+    if isinstance(agents, dict) and isinstance(agents.get("edition"), str) and (folder / agents["edition"]).is_file():
+        return {**agents, "edition": str(folder / agents["edition"])}
+    return agents
 
 
 def _section(cls: type, values: Any, path: Path, prefix: str) -> Any:
@@ -114,7 +122,8 @@ class KitQAgent:
         share = agents.model_question_share
         self.model = None
         checker, member = None, pred.BASE
-        if share > 0:
+        writes_unserved = agents.unserved_topics == "writer" and bool(topics_mod.unserved_pairs(conf["topics"]))
+        if share > 0 or writes_unserved:  # the model writes questions (at share 0 only on topics no family writes)
             best = conf["best_member"]
             member = conf["writer"] or best  # the trained question writer when the export holds it
             self.model, self.tokenizer, _ = _load(conf, folder, list(dict.fromkeys(conf["members"] + [best, member])))

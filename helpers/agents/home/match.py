@@ -1,8 +1,9 @@
 """A match at home, scored as the organisers score it (tournament-rules.md).
 
-Two innings: team 1's Q-agent asks `n` questions and team 2's A-agent answers; then the sides swap.
-N = the asker's format-correct questions (filter with the asker's tokenizer, generated within 10 s);
-an asker under 50% of n is disqualified. A-score = correct / N x 100, Q-score = answers the opponent
+Two innings: team 1's Q-agent asks `n` questions and team 2's A-agent answers; then the sides swap. The edition
+judges (helpers.edition; the default edition's when none is given): its filters, limits and pass share.
+N = the asker's format-correct questions (filter with the asker's tokenizer, generated inside the edition's
+question limit); an asker under the edition's pass share of n (50% in October 2025) is disqualified. A-score = correct / N x 100, Q-score = answers the opponent
 got wrong / N x 100 (a null, filtered or too-slow answer is wrong), total = Q + A out of 200. An answer
 is correct only when `question["answer"][0] == answer["answer"]` exactly (a lower-case letter loses).
 
@@ -17,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from helpers import edition as edition_mod
 from helpers import filters
 from helpers.agents import timing
-
-DQ_SHARE = 0.5
+from helpers.edition import Edition
 
 
 @dataclass
@@ -42,16 +43,17 @@ def _as_object(q: Any) -> Any:
     return q
 
 
-def play_inning(asker: Team, answerer: Team, n: int, *, q_limit_s: float = timing.QUESTION_LIMIT_S,
-                a_limit_s: float = timing.ANSWER_LIMIT_S, batch_size: int = 5) -> dict:
+def play_inning(asker: Team, answerer: Team, n: int, *, edition: Edition | None = None, batch_size: int = 5) -> dict:
     """One inning: asker's n questions -> filter -> answerer's answers -> filter -> exact-letter scoring."""
+    edition = edition or edition_mod.default()
+    q_limit_s, a_limit_s = edition.question_s, edition.answer_s
     rows, kept, q_seconds = [], [], []
     q_dropped: Counter = Counter()
     for topic, subtopic in asker.asker.topic_schedule(n):
         question, meta = asker.asker.ask(topic, subtopic)
         question = _as_object(question)
         q_seconds.append(meta["seconds"])
-        result = filters.check_question(question, asker.asker.tokenizer)
+        result = filters.check_question(question, asker.asker.tokenizer, edition.question_rules)
         if not result.ok:
             q_dropped[result.reason] += 1
         elif meta["seconds"] >= q_limit_s:
@@ -67,7 +69,7 @@ def play_inning(asker: Team, answerer: Team, n: int, *, q_limit_s: float = timin
     a_dropped: Counter = Counter()
     correct = 0
     for (question, meta), answer, secs in zip(kept, answers, a_seconds):
-        check = filters.check_answer(answer, answerer.answerer.tokenizer)
+        check = filters.check_answer(answer, answerer.answerer.tokenizer, edition.answer_rules)
         scored = answer if check.ok and secs < a_limit_s else None
         if not check.ok:
             a_dropped[check.reason] += 1
@@ -80,7 +82,7 @@ def play_inning(asker: Team, answerer: Team, n: int, *, q_limit_s: float = timin
                      "q_seconds": round(meta["seconds"], 5), "a_seconds": round(secs, 5)})
     n_ok = len(kept)
     return {"asker": asker.name, "answerer": answerer.name, "requested": n, "format_correct": n_ok,
-            "disqualified": n_ok < DQ_SHARE * n, "questions_dropped": dict(q_dropped),
+            "disqualified": edition.disqualified(n_ok, n), "questions_dropped": dict(q_dropped),
             "answers_dropped": dict(a_dropped), "correct": correct,
             "a_score": round(100.0 * correct / n_ok, 2) if n_ok else 0.0,
             "q_score": round(100.0 * (n_ok - correct) / n_ok, 2) if n_ok else 0.0,
@@ -88,10 +90,11 @@ def play_inning(asker: Team, answerer: Team, n: int, *, q_limit_s: float = timin
             "answer_latency": timing.latency_summary(a_seconds, a_limit_s), "rows": rows}
 
 
-def play_match(team1: Team, team2: Team, n: int, *, q_limit_s: float = timing.QUESTION_LIMIT_S,
-               a_limit_s: float = timing.ANSWER_LIMIT_S, batch_size: int = 5) -> dict:
-    """Both innings and the result: per-team Q-score, A-score, total /200, disqualification, the winner."""
-    kw = {"q_limit_s": q_limit_s, "a_limit_s": a_limit_s, "batch_size": batch_size}
+def play_match(team1: Team, team2: Team, n: int, *, edition: Edition | None = None, batch_size: int = 5) -> dict:
+    """Both innings and the result, judged by the edition: per-team Q-score, A-score, total /200,
+    disqualification, the winner."""
+    edition = edition or edition_mod.default()
+    kw = {"edition": edition, "batch_size": batch_size}
     innings = [play_inning(team1, team2, n, **kw), play_inning(team2, team1, n, **kw)]
     scores = {}
     for team, asked, answered in ((team1, innings[0], innings[1]), (team2, innings[1], innings[0])):
@@ -111,7 +114,8 @@ def play_match(team1: Team, team2: Team, n: int, *, q_limit_s: float = timing.QU
     else:
         winner, how = None, "tie (the organisers break it on closed benchmark questions; not simulated)"
     return {"teams": [team1.name, team2.name], "questions_per_inning": n, "innings": innings, "scores": scores,
-            "winner": winner, "decided_by": how, "limits": {"question_s": q_limit_s, "answer_s": a_limit_s}}
+            "winner": winner, "decided_by": how, "limits": {"question_s": edition.question_s, "answer_s": edition.answer_s},
+            "edition": edition.name, "pass_share": edition.pass_share}
 
 
 def scoreboard(result: dict) -> list[dict]:

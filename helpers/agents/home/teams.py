@@ -25,7 +25,3 @@ def seeds_team(model: Any, tokenizer: Any, topics: dict, agents: AgentsSettings,
     return Team("seeds-format", SeedsStyleQuestions(asker),
                 build.answer_agent(model, tokenizer, sel, agents, name="seeds", mode="letter"))
 
-
-def limits(agents: AgentsSettings) -> dict:
-    """play_match's time limits from the agents settings."""
-    return {"q_limit_s": agents.question_time_limit_s, "a_limit_s": agents.answer_time_limit_s}

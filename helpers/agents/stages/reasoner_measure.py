@@ -101,7 +101,7 @@ def measure(agent: Any, questions: list[dict], *, batch_size: int = HARNESS_BATC
         by_level[str(r["level"])].append(r)
         if r["wording"]:
             by_wording[r["wording"]].append(r)
-    _, dropped = filters.filter_answers(answers, agent.tokenizer)
+    _, dropped = filters.filter_answers(answers, agent.tokenizer, getattr(agent, "rules", None))
     stops = Counter(m.get("stop") for m in metas if m.get("stop"))
     fav = favourite_letter(rows)
     return {**_accuracy(rows), "by_kind": {k: _accuracy(v) for k, v in by_kind.items()},

@@ -421,7 +421,7 @@ def train(cfg: config.Profile, *, recommendation: dict | None = None, resume: bo
     fingerprint = fingerprint_of(cfg, prompts, start)
     found = find_resume(out_dir, fingerprint, resume)
     apply_cpu_threads(cpu_threads(cfg.train, info.get("kind")))
-    funcs, book = rewards.make_rewards(tokenizer, token_budget(cfg))
+    funcs, book = rewards.make_rewards(tokenizer, token_budget(cfg), rules=cfg.agents.rules.answer_rules)
     book.half = cfg.rl.steps * cfg.rl.prompts_per_step * cfg.rl.num_generations // 2  # completions in half the run
     if found:
         book.restore(found[1].get("rewards", {}))
