@@ -40,7 +40,8 @@ class QuestionRules:
 
 @dataclass(frozen=True)
 class AnswerRules:
-    """The A-agent's format filter: the answer's tokens under `answer_under`, with the reasoning's under `total_under`."""
+    """The A-agent's format filter: the answer's tokens under `answer_under`, with the reasoning's under
+    `total_under`."""
     answer_under: int
     total_under: int
 

@@ -178,6 +178,11 @@ class RunLayout:
     def tournament(self) -> Path:
         return self.agents_dir / "tournament.json"
 
+    @property
+    def elimination(self) -> Path:
+        """The elimination round at home: the A-agent on the seeding set, by topic, against its own questions."""
+        return self.agents_dir / "elimination.json"
+
     def agents_plot(self, name: str) -> Path:
         return self.agents_dir / f"{name}.png"
 
@@ -315,7 +320,7 @@ def _stages() -> tuple[Stage, ...]:
          (lay.writer_report, lay.reasoner_report)),
         (("10",), ("10_agents_match",), (lay.env, lay.adapter_dir(name), lay.ensemble_summary, lay.eval_summary,
                                           *agent_adapters, lay.writer_report, lay.reasoner_report),
-         (lay.questions, lay.answers, lay.tournament, lay.export_dir)),
+         (lay.questions, lay.answers, lay.tournament, lay.elimination, lay.export_dir)),
     ]
     return tuple(Stage(nums, nbs, tuple(lay.rel(p) for p in reads), tuple(lay.rel(p) for p in writes))
                  for nums, nbs, reads, writes in rows)

@@ -614,4 +614,7 @@ def test_an_editions_topics_no_family_writes_never_get_another_topics_puzzle(tok
     report = question_mod.write_question_files(agent, questions, metas, tmp_path / "q.json", requested=20)
     assert report["sources"]["none"] == 10 and report["edition"] == feb.name and report["pass_share"] == 0.5
     assert report["disqualified"] is False  # 10 of 20: the edge; one more lost question would disqualify
+    tail = ": no puzzle family of the kit writes it; none is asked"
+    assert report["unserved"] == [f"topic Logical Reasoning/Syllogisms{tail}",
+                                  f"topic Alphanumeric Series/Mixed Series (Alphanumeric){tail}"]
     assert agent.time_limit_s == 13.0

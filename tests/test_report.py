@@ -127,6 +127,10 @@ def make_run(run: Path) -> Path:
         "latency": {"questions": lat, "answers": lat}})
     for n in ("latency", "match"):
         _png(run / "agents" / f"{n}.png")
+    _json(run / "agents" / "elimination.json", {
+        "questions": 60, "correct": 40, "edition": "2025-10-aiac",
+        "against_own": [{"topic": "Seating", "seeding_n": 30, "seeding_accuracy": 0.5, "own_n": 10,
+                         "own_accuracy": 0.9, "gap_points": 40.0}]})
     writer = {"requests": 24, "json_share": 1.0, "filter_share": 0.625, "proven_share": 0.375, "proven": 9,
               "seconds_mean": 3.21, "seconds_p90": 4.44, "rejected": {"unproven:unknown_text": 9, "no_json": 2},
               "accepted": [{"question": "Ana is Ben's mother. Who is Ana to Ben?", "choices": ["A) mother", "B) aunt",
@@ -204,6 +208,8 @@ def test_every_section_present(tmp_path):
     board = table_after(md, "### Match against the untrained base model")
     assert row(board, "kit")[3] == "151.00" and row(board, "base")[3] == "97.50"
     assert row(table_after(md, "### The seeds' round-0 question format, replayed"), "seeds-format")[5] == "YES"
+    assert row(table_after(md, "## Elimination round at home"), "Seating") == ["Seating", "50.0% of 30", "90.0% of 10",
+                                                                              "40.0"]
     ev = table_after(md, "## Evaluation")
     assert row(ev, "model2_rslora")[5] == "B 75.0% (key 25.0%) COLLAPSED" and row(ev, "base")[5] == "B 37.5% (key 25.0%)"
     assert "Collapsed to one letter: model2_rslora (over 55% of answers" in md

@@ -26,5 +26,5 @@ The organisers' harness (`python -m helpers.agents question|answer`, `python -m 
     harness.check           the exported classes called as the harness calls them
 The match at home:
     home.match  two teams, the organisers' scoring;  home.teams: the base model's and the seeds' teams
-    home.plots  latency and match plots
+    home.plots  latency and match plots;  home.seeding: the elimination round on the held-out seeding set
 """

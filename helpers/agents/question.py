@@ -222,7 +222,8 @@ class QuestionAgent:
         counted by source ("explanation:deduction", "explanation:count:<why>", "explanation:links")."""
         text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left(),
                                           within_s=timing.EXPLAIN_S)
-        if how == "deduction" and not filters.check_question({**question, "explanation": text}, self.tokenizer, self.rules).ok:
+        explained = {**question, "explanation": text}
+        if how == "deduction" and not filters.check_question(explained, self.tokenizer, self.rules).ok:
             how = "count:filter"
         elif how == "deduction":
             question["explanation"] = rec["explanation"] = text
@@ -364,6 +365,14 @@ def proof_check(questions: list[dict], metas: list[dict]) -> dict:
     return out
 
 
+def unserved_lines(agent: QuestionAgent) -> list[str]:
+    """One line a topic no puzzle family writes: what the agent does there (the writer alone, or nothing)."""
+    how = ("the question writer alone asks it (the A-agent's agreement its only check)"
+           if agent.unserved == "writer" and agent.writer is not None else "none is asked")
+    return [f"topic {t}/{s}: no puzzle family of the kit writes it; {how}"
+            for t, s in topics_mod.unserved_pairs(agent.topics)]
+
+
 def write_question_files(agent: QuestionAgent, questions: list[dict], metas: list[dict], output_file: str | Path,
                          *, requested: int, batch_size: int = 5, extra: dict | None = None) -> dict:
     """questions.json (raw), filtered_questions.json (what the opponent gets) and questions.report.json."""
@@ -374,7 +383,7 @@ def write_question_files(agent: QuestionAgent, questions: list[dict], metas: lis
     report = {"agent": agent.name, "requested": requested, "written": len(questions), "format_correct": len(kept),
               "format_correct_share": round(len(kept) / max(1, requested), 4),
               "disqualified": agent.edition.disqualified(len(kept), requested), "filter_dropped": dict(dropped),
-              "edition": agent.edition.name, "pass_share": agent.edition.pass_share,
+              "edition": agent.edition.name, "pass_share": agent.edition.pass_share, "unserved": unserved_lines(agent),
               "sources": dict(Counter(m["source"] for m in metas)),
               "letters": dict(sorted(Counter(q["answer"] for q in kept).items())),
               "topics": dict(Counter(f"{m['topic']}/{m['subtopic']}" for m in metas)),

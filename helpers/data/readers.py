@@ -23,6 +23,9 @@ from helpers.records import LETTERS, RecordError, make_record
 FORMATS: tuple[str, ...] = ("mmlu_csv", "arc_jsonl", "obqa_tsv", "commonsenseqa", "sciq", "triviaqa",
                             "hellaswag", "winogrande", "kit_jsonl")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
+# Held out of every dataset: the elimination round's seeding set (helpers.agents.home.seeding) scores the A-agent on
+# questions it never trained or validated on; a source that is it, or a folder holding it, is refused.
+HELD_OUT = Path(__file__).resolve().parent.parent.parent / Path("data", "seeding.jsonl")
 SNIFF_BYTES = 65536  # enough for the first record of every upstream format (largest: a TriviaQA entry, ~3 KB)
 OBQA_TSV_COLUMNS = ("Question Stem", "Choices", "Answer Key")  # + optional "ID", "Complete Question"
 
@@ -358,6 +361,9 @@ def read_source(spec: str, fmt: str | None = None, *, tolerant: bool = True) -> 
     if spec.startswith("hub:"):  # `datasets` is imported only here, inside hub.load_rows
         return read_hub(spec, tolerant=tolerant)
     path = Path(spec)
+    if path.exists() and (path.resolve() == HELD_OUT or HELD_OUT.is_relative_to(path.resolve())):
+        raise InputError(path, None, None, f"holds {HELD_OUT.name}, the elimination round's seeding set: it is held "
+                                           "out of every training and validation set (name the files you want)")
     if path.is_file():
         return [read_file(path, fmt, tolerant=tolerant)]
     if not path.is_dir():

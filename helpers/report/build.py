@@ -14,9 +14,9 @@ from helpers.io import InputError, atomic_write_text, read_json
 from helpers.layout import NOTEBOOKS, RunLayout
 from helpers.report.render import Block, to_html, to_markdown
 from helpers.report.sections import (UNEXPECTED, VERDICT, Ctx, accuracy_section, curriculum_section,
-                                     data_section, ensemble_section, env_section, evaluation_section,
-                                     match_section, models_section, nb_link, num, pct, reasoner_section, rl_section,
-                                     writer_section)
+                                     data_section, elimination_section, ensemble_section, env_section,
+                                     evaluation_section, match_section, models_section, nb_link, num, pct,
+                                     reasoner_section, rl_section, writer_section)
 
 
 def _header(ctx: Ctx) -> list[Block]:
@@ -159,6 +159,7 @@ def build(run_dir: Path) -> tuple[list[Block], dict]:
     _section(ctx, out, "Reasoner reinforcement (GRPO)", ctx.rel(lay.rl_report), "08", rl_section)
     _section(ctx, out, "Reasoning A-agent", ctx.rel(lay.reasoner_report), "09", reasoner_section)
     tour = _section(ctx, out, "Match", ctx.rel(lay.tournament), "10", match_section)
+    _section(ctx, out, "Elimination round at home", ctx.rel(lay.elimination), "10", elimination_section)
     try:
         glance = _glance(ctx, env, data, ev, ens, tour)
     except UNEXPECTED:  # each section below already names what is wrong with its file

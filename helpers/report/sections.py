@@ -343,7 +343,8 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                                     num(s["total"]), f"{s.get('format_correct')}/{s.get('requested')}",
                                     "YES" if s.get("disqualified") else "no", num(s.get("question_p99_s"), 3),
                                     num(s.get("answer_p99_s"), 3)] for t, s in res["scores"].items()]),
-                ("p", f"Winner: {res.get('winner') or 'none'} (decided by {res.get('decided_by', '?')}).")]
+                ("p", f"Winner: {res.get('winner') or 'none'} (decided by {res.get('decided_by', '?')}; judged by the "
+                      f"edition {res.get('edition', '2025-10-aiac')}).")]
     q, a, sel = tour.get("questions") or {}, tour.get("answers") or {}, tour.get("selection") or {}
     keys = a.get("against_keys") or {}
     out.append(("p", f"Q-agent: {q.get('format_correct', '?')}/{q.get('requested', '?')} questions format-correct. "
@@ -366,6 +367,17 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                       num(v.get("max_s"), 3), num(v.get("limit_s"), 1), num(v.get("over_limit"))]
                      for k, v in lat.items()]))
     return out + [plot(ctx, ctx.rel(ctx.lay.agents_plot(n)), n) for n in ("latency", "match")]
+
+
+def elimination_section(ctx: Ctx, rep: dict) -> list[Block]:
+    """agents/elimination.json: the A-agent on the seeding set by topic, against its score on the kit's own questions."""
+    rows = [[r["topic"], f"{pct(r['seeding_accuracy'])} of {r['seeding_n']}",
+             f"{pct(r['own_accuracy'])} of {r['own_n']}" if r.get("own_accuracy") is not None else "n/a",
+             num(r.get("gap_points"), 1) if r.get("gap_points") is not None else "n/a"]
+            for r in rep.get("against_own") or []]
+    return [("table", ["topic", "seeding set", "the kit's own questions", "gap (points)"], rows),
+            ("p", f"{rep.get('correct', '?')} of {rep.get('questions', '?')} seeding questions right under the edition "
+                  f"{rep.get('edition', '?')}. A large gap: the A-agent learned the kit's templates, not the reading.")]
 
 
 def writer_section(ctx: Ctx, rep: dict) -> list[Block]:

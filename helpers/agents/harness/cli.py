@@ -50,6 +50,8 @@ def question_main(argv: list[str] | None = None) -> int:
     except (InputError, KeyError, ValueError) as exc:
         print(f"question agent: {exc}", file=sys.stderr)
         return 2
+    for line in report["unserved"]:
+        print(line)
     lat = report["latency"]
     print(f"{report['written']} questions, {report['format_correct']} format-correct ({report['sources']}); "
           f"p50 {lat['p50_s']:.3f} s, p99 {lat['p99_s']:.3f} s of {lat['limit_s']:.0f} s -> {args.output_file}")
