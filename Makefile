@@ -45,10 +45,10 @@ ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.
 .PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-integration test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
 
 help:
-	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament] [RUN=name] run notebooks 00..10 headless"
+	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] run notebooks 00..10 headless"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
-	@echo "make test-integration                                  a training killed and resumed, two-process DDP, JupyterLab in Chromium (~1.5 min; CI runs it, make test does not)"
+	@echo "make test-integration                                  a training killed and resumed, two-process DDP, JupyterLab in Chromium (~65 s; CI runs it, make test does not)"
 	@echo "make test-realmodel                                    the real SmolLM2-135M trained: answer form, exported agents, question writer (~16 min; CI runs it, make test does not)"
 	@echo "make test-container                                    static + unit tiers on the challenge container's pins"
 	@echo "make typecheck                                         the notebooks' code type-checked (mypy through nbqa), then the checker's own test"
@@ -173,12 +173,11 @@ test-profiles: setup
 test: setup
 	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,test) -m "not rehearsal and not profiles and not gpucheck and not realmodel and not integration" $(PYTEST_ARGS)
 
-# The integration tier (-m integration): what takes whole processes and a browser, ~75 s of tests on 2 cores: a
+# The integration tier (-m integration): what takes whole processes and a browser, ~65 s on 2 cores: a
 # training killed with SIGKILL mid-chunk and run again (tests/test_train.py), two-process DDP over gloo, and notebook
 # 03 driven in JupyterLab by headless Chromium (tests/test_jupyterlab.py; make browser-deps installs Chromium). make
 # test leaves it out (its in-process crash-and-resume test holds the same checkpoints in ~17 s, and no Chromium is
 # needed); CI runs it after make test.
-.PHONY: test-integration
 test-integration: setup browser-deps
 	$(PY) -m pytest $(PYTEST_PAR) $(call TIMES,integration) -m integration $(PYTEST_ARGS)
 

@@ -42,7 +42,6 @@ def run_benchmark(n_questions: int = 24, *, model_name: str = "tiny", threads: i
     """{"letter", "reason", "unbounded": reasoner_measure.measure results, "model", "reasoner", ...}."""
     import torch
     from helpers import puzzles
-    from helpers.agents import timing
     from helpers.agents.answer import AnswerAgent
     from helpers.agents.predictor import LetterPredictor
     from helpers.agents.reasoner import Reasoner

@@ -54,6 +54,16 @@ ANSWER_MODES = ("letter", "reason")  # agents.answer_mode, or auto: chosen by no
 MODELS = "adapters"  # marks the `models:` section in SCHEMA: any adapter names, each an AdapterSpec
 
 
+# Keys a profile no longer has, and where what they set lives now.
+REMOVED = {key: "the tournament's rules are its edition's now: agents.edition (data/editions/, docs/agents.md)"
+           for key in ("agents.topics_file", "agents.answer_time_limit_s", "agents.question_time_limit_s")}
+
+
+def _moved(dotted: str) -> str:
+    """Where a removed key's setting lives now ("; ..."), or ""."""
+    return f"; {REMOVED[dotted]}" if dotted in REMOVED else ""
+
+
 def setting(check: Check, **default: Any) -> Any:
     """A profile key: its check travels with the field; configs/base.yaml gives its value (no default here)."""
     return field(metadata={"check": check}, **default)
@@ -316,7 +326,8 @@ def check_section(values: Any, schema: Any, where: Any, prefix: str = "") -> Any
         for key, value in values.items():
             dotted = f"{prefix}.{key}" if prefix else str(key)
             if key not in schema:
-                raise InputError(where, None, dotted, f"unknown key (known here: {', '.join(sorted(schema))})")
+                raise InputError(where, None, dotted,
+                                 f"unknown key{_moved(dotted)} (known here: {', '.join(sorted(schema))})")
             out[key] = check_section(value, schema[key], where, dotted)
         return out
     try:
@@ -373,7 +384,7 @@ def set_dotted(cfg: dict, dotted: str, value: Any, where: str = "overrides") -> 
                                                   f"(known here: {', '.join(sections)})")
         node = node[key]
     if keys[-1] not in node:
-        raise InputError(where, None, dotted, f"unknown key (known here: {', '.join(sorted(node))})")
+        raise InputError(where, None, dotted, f"unknown key{_moved(dotted)} (known here: {', '.join(sorted(node))})")
     node[keys[-1]] = check_section(copy.deepcopy(value), _schema_at(keys), where, dotted)
 
 

@@ -113,6 +113,9 @@ def test_a_profile_names_its_edition_by_name_or_by_path_and_a_bad_one_is_named()
     with pytest.raises(InputError) as err:
         config.load_profile("smoke", overrides={"agents.edition": "2027-01-unknown"})
     assert err.value.field == "agents.edition" and "2025-10-aiac" in str(err.value)
+    with pytest.raises(InputError, match="agents.answer_time_limit_s.*unknown key; the tournament's rules are its "
+                                         "edition's now: agents.edition"):
+        config.load_profile("smoke", overrides={"agents.answer_time_limit_s": 9.0})
 
 
 def test_the_topics_no_family_writes_are_named():

@@ -103,3 +103,17 @@ def test_a_model_and_sources_nobody_knows_get_a_line_each_not_a_traceback():
     env = got["env"]
     assert env["fit"]["profile_model_gib"] is None and env["rl_memory"] is None
     assert env["time_plan"]["unknown"] == overrides["data.sources"] and env["time_plan"]["chunks"] == []
+
+
+def test_a_model_the_edition_forbids_stops_notebook_00_in_one_line():
+    """mi300x's Qwen2.5-72B under July 2025, which allows Qwen3-4B only: notebook 00 stops before any probe or
+    download, and the error is one line naming the edition and what it allows."""
+    with pytest.raises(pipeline.StageFailed):
+        pipeline.run_pipeline("mi300x", "env-forbidden", {"agents.edition": "2025-07-aaipl"}, only=["00"])
+    lay = RunLayout.of("env-forbidden")
+    cells = nbformat.read(str(lay.notebooks_dir / "00_env_check.ipynb"), as_version=4).cells
+    errors = [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert [e["ename"] for e in errors] == ["ForbiddenModel"] and "\n" not in errors[0]["evalue"]
+    assert "2025-07-aaipl" in errors[0]["evalue"] and "Qwen/Qwen3-4B" in errors[0]["evalue"]
+    assert not lay.env.exists()  # nothing was probed or written

@@ -20,7 +20,8 @@ import nbformat
 import pytest
 import yaml
 
-from helpers import config, pipeline, rehearse
+from helpers import config, edition, pipeline, rehearse
+from helpers.agents import topics as topics_mod
 from helpers.config import REASONER, WRITER
 from helpers.io import InputError
 from helpers.layout import RunLayout
@@ -320,14 +321,21 @@ def test_the_agents_ran_with_the_profiles_settings_and_pass_the_filter(rehearsed
     measured = {"model_question_share": writer["justified_share"], "answer_mode": reasoner["justified_mode"]}
     for key, value in config.as_dict(cfg.agents).items():
         want = measured[key] if value == "auto" else value
-        assert exported["agents"][key] == want, f"agents.{key}: exported {exported['agents'][key]!r}, want {want!r}"
+        got = exported["agents"][key]
+        if key == "edition":  # the export names the edition's file it carries, relative to its folder
+            got, want = edition.load(agents / "export" / got).name, edition.load(value).name
+        assert got == want, f"agents.{key}: exported {got!r}, want {want!r}"
     tour = _read(agents / "tournament.json")
     assert tour["answer_mode"] == exported["agents"]["answer_mode"]
-    n = cfg.agents.num_questions
-    assert tour["questions"]["requested"] == tour["questions"]["format_correct"] == n
-    assert tour["answers"]["answers"] == tour["answers"]["passed_filter"] == n
+    rules = cfg.agents.rules
+    n, unserved = cfg.agents.num_questions, tour["questions"]["sources"].get("none", 0)
+    assert unserved == 0 or topics_mod.unserved_pairs(rules.topics)  # nothing asked only where no family writes
+    asked = n - unserved
+    assert tour["questions"]["requested"] == n and tour["questions"]["format_correct"] == asked
+    assert not rules.disqualified(asked, n)
+    assert tour["answers"]["answers"] == tour["answers"]["passed_filter"] == asked
     tok = AutoTokenizer.from_pretrained(exported["base"])
     questions, answers = _read(agents / "questions.json"), _read(agents / "answers.json")
-    assert len(questions) == len(answers) == n
-    assert [filters.check_question(q, tok).reason for q in questions] == [None] * n
-    assert [filters.check_answer(a, tok).reason for a in answers] == [None] * n
+    assert len(questions) == len(answers) == asked
+    assert [filters.check_question(q, tok, rules.question_rules).reason for q in questions] == [None] * asked
+    assert [filters.check_answer(a, tok, rules.answer_rules).reason for a in answers] == [None] * asked

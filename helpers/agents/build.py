@@ -158,8 +158,7 @@ def question_agent(tokenizer: Any, topics: dict, agents: config.AgentsSettings, 
     """A Q-agent: puzzles always; a model writer too when a model is given and the share is above 0."""
     writer = None
     share = agents.model_question_share
-    unserved = agents.unserved_topics == "writer" and bool(topics_mod.unserved_pairs(topics))
-    if model is not None and (share > 0 or unserved):  # at share 0 the writer asks only the topics no family writes
+    if model is not None and writes_questions(agents, topics):  # at share 0 only the topics no family writes
         writer = ModelWriter(model, tokenizer, member=member, checker=checker,
                              max_failures=agents.writer_max_failures,
                              candidates=agents.writer_candidates, rules=agents.rules.question_rules)
@@ -167,6 +166,13 @@ def question_agent(tokenizer: Any, topics: dict, agents: config.AgentsSettings, 
                          kinds=agents.puzzle_kinds, candidates=agents.puzzle_candidates, writer=writer,
                          model_share=share, bank=bank, name=name, edition=agents.rules,
                          unserved=agents.unserved_topics)
+
+
+def writes_questions(agents: config.AgentsSettings, topics: dict) -> bool:
+    """Whether the Q-agent's model writes any question: a share above 0, or a topic no puzzle family writes that
+    agents.unserved_topics gives the writer."""
+    return agents.model_question_share > 0 or (agents.unserved_topics == "writer"
+                                                and bool(topics_mod.unserved_pairs(topics)))
 
 
 def read_topics(cfg: config.Profile, topics_file: str | None = None) -> dict:
@@ -196,11 +202,12 @@ def loaded_selection(sel: dict, info: dict) -> dict:
 
 def kit_question_agent(cfg: config.Profile, *, topics_file: str | None = None, model_share: float | None = None,
                        seed: int | None = None) -> tuple[QuestionAgent, dict]:
-    """(Q-agent, build info): tokenizer only for puzzles; the model and the A-agent as checker for a share > 0."""
+    """(Q-agent, build info): tokenizer only for puzzles; the model and the A-agent as checker when the model writes
+    questions (a share > 0, or a topic no family writes: writes_questions)."""
     agents = agents_cfg(cfg, model_question_share=model_share)
     topics = read_topics(cfg, topics_file)
     seed = cfg.seed if seed is None else seed
-    if agents.model_question_share <= 0:
+    if not writes_questions(agents, topics):
         return question_agent(load_tokenizer(cfg), topics, agents, seed=seed), {"model": None, "topics": topics}
     sel = selection(cfg)
     model, tok, info = load_team_model(cfg, list(sel["members"]) + [sel["best_member"], WRITER])

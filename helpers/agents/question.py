@@ -3,8 +3,9 @@
 Sources, per question: the question writer (a share of questions, kept only when it passes the filter and is
 proven, on a topic with generators, or vouched for by the kit's A-agent, on one without; helpers.agents.writer),
 the verified puzzle generators
-(every answer key proven by the solver), a team's own question bank for topics without a generator, and
-last a counted off-topic puzzle so the agent never goes silent. Each answer letter is drawn uniformly from A-D on its
+(every answer key proven by the solver), and a team's own question bank for topics without a generator. A topic
+no family writes gets the writer alone or nothing (agents.unserved_topics), counted, never a puzzle of another
+topic. Each answer letter is drawn uniformly from A-D on its
 own (no blocks an opponent could count on), unless a harness prompt names the letter.
 
 Command line (helpers.agents.harness.cli), with the harness's flags and files:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers import edition as edition_mod
 from helpers.config import REASONER, REASONER_RL, WRITER
 from helpers.evaluate.metrics import COLLAPSE_ADVICE, COLLAPSE_SHARE
 from helpers.io import InputError, read_json, read_jsonl
@@ -344,7 +345,7 @@ def match_section(ctx: Ctx, tour: dict) -> list[Block]:
                                     "YES" if s.get("disqualified") else "no", num(s.get("question_p99_s"), 3),
                                     num(s.get("answer_p99_s"), 3)] for t, s in res["scores"].items()]),
                 ("p", f"Winner: {res.get('winner') or 'none'} (decided by {res.get('decided_by', '?')}; judged by the "
-                      f"edition {res.get('edition', '2025-10-aiac')}).")]
+                      f"edition {res.get('edition', edition_mod.DEFAULT)}).")]
     q, a, sel = tour.get("questions") or {}, tour.get("answers") or {}, tour.get("selection") or {}
     keys = a.get("against_keys") or {}
     out.append(("p", f"Q-agent: {q.get('format_correct', '?')}/{q.get('requested', '?')} questions format-correct. "

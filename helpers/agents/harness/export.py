@@ -21,7 +21,6 @@ from pathlib import Path
 from helpers import config
 from helpers import edition as edition_mod
 from helpers.agents import build
-from helpers.agents import topics as topics_mod
 from helpers.agents import predictor as pred
 from helpers.agents.harness.kit_agents import CONFIG_NAME
 from helpers.config import REASONER, WRITER
@@ -63,7 +62,8 @@ README = """Exported by qa-agent-kit. Copy everything in this folder into the ch
   python -m agents.answer_agent --input_file outputs/filtered_questions.json \
       --output_file outputs/answers.json --batch_size 5
 
-kit_agent.json holds the base model, the adapters and their ensemble weights, the topics and the time budgets.
+kit_agent.json holds the base model, the adapters and their ensemble weights, the topics and the edition (its
+file in kit/data/editions/: the time limits and the filters).
 """
 
 
@@ -122,9 +122,7 @@ def export(cfg: config.Profile, out_dir: str | Path, *, sel: dict | None = None,
     out.mkdir(parents=True, exist_ok=True)
     sel = sel or build.selection(cfg)
     agents = build.agents_cfg(cfg, **agent_overrides)
-    writes = agents.model_question_share > 0 or (agents.unserved_topics == "writer"
-                                                 and bool(topics_mod.unserved_pairs(build.read_topics(cfg))))
-    writer = WRITER if writes and not models.missing_adapter_files(
+    writer = WRITER if build.writes_questions(agents, build.read_topics(cfg)) and not models.missing_adapter_files(
         RunLayout.of(cfg).adapter_dir(WRITER)) else None  # the trained writer goes with the Q-agent that uses it
     reasoner = (sel.get("reasoner") or REASONER) if agents.answer_mode == "reason" else None  # the one it reasons with
     names = [m for m in dict.fromkeys(sel["members"] + [sel.get("best_member") or sel["members"][0], writer, reasoner])

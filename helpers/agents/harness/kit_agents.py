@@ -20,7 +20,6 @@ from typing import Any
 
 from helpers import config
 from helpers.agents import build
-from helpers.agents import topics as topics_mod
 from helpers.agents import predictor as pred
 from helpers.agents.writer import GEN_DEFAULTS
 from helpers.io import InputError, read_json
@@ -119,11 +118,9 @@ class KitQAgent:
         conf, folder = load_export_config(kwargs.get("config"))
         self.config = conf
         agents = conf["agents"]
-        share = agents.model_question_share
         self.model = None
         checker, member = None, pred.BASE
-        writes_unserved = agents.unserved_topics == "writer" and bool(topics_mod.unserved_pairs(conf["topics"]))
-        if share > 0 or writes_unserved:  # the model writes questions (at share 0 only on topics no family writes)
+        if build.writes_questions(agents, conf["topics"]):  # at share 0 only on the topics no family writes
             best = conf["best_member"]
             member = conf["writer"] or best  # the trained question writer when the export holds it
             self.model, self.tokenizer, _ = _load(conf, folder, list(dict.fromkeys(conf["members"] + [best, member])))

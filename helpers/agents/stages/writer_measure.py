@@ -16,6 +16,7 @@ from helpers.agents import timing
 from helpers.agents import topics as topics_mod
 from helpers.agents.writer import LETTERS4, STAGES, ModelWriter
 from helpers.config import WRITER
+from helpers.edition import QuestionRules
 from helpers.models.members import BASE
 
 # A writer earns the Q-agent's questions when it proves at least half of what it writes: below that, most of
@@ -33,15 +34,17 @@ def requests(topics: dict, n: int, kinds: Sequence[str] = puzzles.KINDS) -> list
 
 
 def measure(model: Any, tokenizer: Any, member: str, asks: list[tuple[str, str, str]], budget_s: float,
-            seed: int, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1, gen: dict | None = None) -> dict:
+            seed: int, kinds: Sequence[str] = puzzles.KINDS, candidates: int = 1, gen: dict | None = None,
+            rules: QuestionRules | None = None) -> dict:
     """One member's writing, each request on a fresh question budget: shares reaching each check, seconds per
     question, rejections by reason and up to two accepted questions. A question is on topic when it is proven to
     be a puzzle of one of the topic's families among `kinds` (the Q-agent's agents.puzzle_kinds); `candidates`
-    replies are sampled per question as the Q-agent samples them (agents.writer_candidates)."""
+    replies are sampled per question as the Q-agent samples them (agents.writer_candidates); `rules`: the edition's
+    question filter (None: the default edition's)."""
     import torch
     torch.manual_seed(seed)
     writer = ModelWriter(model, tokenizer, member=member, max_failures=len(asks) + 1,  # never switched off here
-                         candidates=candidates, gen=gen)
+                         candidates=candidates, gen=gen, rules=rules)
     reached, seconds, accepted = Counter(), [], []
     for topic, subtopic, letter_ in asks:
         t0 = time.perf_counter()

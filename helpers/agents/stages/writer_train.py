@@ -45,7 +45,8 @@ def measure_members(cfg: config.Profile, model: Any, tokenizer: Any, members: Se
     budget = timing.budget(agents.question_time_limit_s, agents.time_margin)
     asks = writer_measure.requests(build.read_topics(cfg), cfg.writer.measure, agents.puzzle_kinds)
     return {**{m: writer_measure.measure(model, tokenizer, m, asks, budget, cfg.seed, agents.puzzle_kinds,
-                                         agents.writer_candidates, gen) for m in members}, "budget_s": budget}
+                                         agents.writer_candidates, gen, rules=agents.rules.question_rules)
+               for m in members}, "budget_s": budget}
 
 
 def measure_run(cfg: config.Profile, *, model: Any = None, tokenizer: Any = None, recommendation: dict | None = None,
