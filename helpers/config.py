@@ -11,6 +11,7 @@ with_params), never an edit.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -442,6 +443,17 @@ def section_from_dict(cls: type, values: dict, where: Any, prefix: str = "") -> 
     if missing:
         raise InputError(where, None, f"{prefix}.{missing[0]}" if prefix else missing[0], "missing")
     return build(cls, checked)
+
+
+def parse_overrides(text: str | None) -> dict:
+    """A command line's --overrides: a JSON object of dotted keys (empty when none is given); ValueError otherwise."""
+    try:
+        overrides = json.loads(text or "{}")
+    except ValueError as exc:
+        raise ValueError(f"--overrides: not JSON ({exc})") from None
+    if not isinstance(overrides, dict):
+        raise ValueError(f"--overrides: expected a JSON object of dotted keys, got {type(overrides).__name__}")
+    return overrides
 
 
 def with_overrides(cfg: Profile, overrides: dict, where: str = "overrides") -> Profile:

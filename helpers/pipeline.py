@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import functools
 import hashlib
-import json
 import os
 import re
 import sys
@@ -365,11 +364,9 @@ def main(argv: list[str] | None = None) -> int:
                          "(tiny model, offline data, small sizes), run rehearse-<profile>")
     args = ap.parse_args(argv)
     try:
-        overrides = json.loads(args.overrides or "{}")
-        if not isinstance(overrides, dict):
-            raise ValueError("must be a JSON object")
+        overrides = config.parse_overrides(args.overrides)
     except ValueError as exc:
-        print(f"pipeline: --overrides is not a JSON object of dotted keys ({exc})", file=sys.stderr)
+        print(f"pipeline: {exc}", file=sys.stderr)
         return 2
     only = [s.strip().zfill(2) for s in args.only.split(",")] if args.only else None
     t0 = time.time()

@@ -24,7 +24,7 @@ def plot_difficulty(records: list[dict], path: str | Path):
     for x in (EASY_BELOW, HARD_FROM):
         ax.axvline(x, color="black", linestyle="--", linewidth=1)
     ax.set(xlabel="difficulty (0 = trivial, 10 = hardest)", ylabel="records", xlim=(0, 10),
-           title=f"Difficulty of {len(records)} records (seeds: 52.6% easy / 42.3% medium / 5.1% hard)")
+           title=f"Difficulty of {len(records)} records (the original team's: 52.6% easy / 42.3% medium / 5.1% hard)")
     ax.legend()
     fig.savefig(path, dpi=110)
     return fig

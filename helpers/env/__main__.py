@@ -172,10 +172,7 @@ def run_profile(args: argparse.Namespace) -> int:
     from helpers import config  # yaml: after make setup, unlike box
     from helpers.io import InputError
     try:
-        overrides = json.loads(args.overrides)
-        if not isinstance(overrides, dict):
-            raise ValueError(f"expected an object of dotted keys, got {type(overrides).__name__}")
-        rows = config.provenance(args.name, overrides, args.run)
+        rows = config.provenance(args.name, config.parse_overrides(args.overrides), args.run)
     except (ValueError, InputError) as exc:
         print(f"profile: {str(exc).splitlines()[0]}")
         return 2

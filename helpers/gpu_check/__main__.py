@@ -7,7 +7,6 @@ Exit 0: no step failed; 1: a step failed; 2: no GPU, or bad arguments (one line)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -34,13 +33,12 @@ def parser() -> argparse.ArgumentParser:
 
 def run_gpu_check(args: argparse.Namespace) -> int:
     """The check; its exit status."""
+    from helpers import config
     from helpers.gpu_check import run_check  # yaml, then torch and the rest inside: after --device cpu hid GPUs
     try:
-        overrides = json.loads(args.overrides)
-        if not isinstance(overrides, dict):
-            raise ValueError(f"expected a JSON object, got {type(overrides).__name__}")
+        overrides = config.parse_overrides(args.overrides)
     except ValueError as exc:
-        print(f"gpu-check: error: --overrides: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"gpu-check: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     argv = [f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None]
     return run_check(args.device, args.model, args.out, args.steps, args.profile, overrides, argv=argv)

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from helpers import config
@@ -28,10 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-resume", action="store_true", help="start over instead of resuming after the last chunk")
     args = ap.parse_args(argv)
     try:
-        overrides = json.loads(args.overrides or "{}")
-        if not isinstance(overrides, dict):
-            raise ValueError("must be a JSON object")
-        cfg = config.load_profile(args.profile, args.run, overrides)
+        cfg = config.load_profile(args.profile, args.run, config.parse_overrides(args.overrides))
     except (KeyError, ValueError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2

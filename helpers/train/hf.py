@@ -24,9 +24,9 @@ RENAMED = {"eval_strategy": ("eval_strategy", "evaluation_strategy"), "use_cpu":
 
 def allow_rng_state_on_old_torch() -> bool:
     """transformers 4.51.3's Trainer reloads a checkpoint's rng_state.pth with torch.load(weights_only=True) but
-    allow-lists numpy's array types only on torch >= 2.6, so on torch 2.4-2.5 (the seeds' MI300X ran 2.5.1) every
-    resume fails: 'Unsupported global: numpy._core.multiarray._reconstruct'. Allow-list the types it allows on 2.6
-    (numpy arrays and dtypes: data, no code) for this process; True when it did."""
+    allow-lists numpy's array types only on torch >= 2.6, so on torch 2.4-2.5 (the original team's MI300X ran 2.5.1)
+    every resume fails: 'Unsupported global: numpy._core.multiarray._reconstruct'. Allow-list the types it allows on
+    2.6 (numpy arrays and dtypes: data, no code) for this process; True when it did."""
     import numpy as np
     from helpers.io import version_tuple
     if version_tuple(torch.__version__)[:2] >= (2, 6) or not hasattr(torch.serialization, "add_safe_globals"):
@@ -82,7 +82,7 @@ def param_groups(model: torch.nn.Module, *, lr: float, weight_decay: float, magn
 
     The magnitude vector is one scale per output channel, initialised to the weight's column norms
     (values ~1) while its gradients are small relative to that value, so at the direction's lr it
-    barely moves; the seeds' DoRA plan gives it 5x (range 5-10x).
+    barely moves; the original team's DoRA plan gave it 5x (range 5-10x).
     """
     groups: dict[str, dict] = {
         "decay": {"params": [], "lr": lr, "weight_decay": weight_decay, "name": "decay"},

@@ -29,7 +29,7 @@ class ReplayBuffer:
             if len(self.items) < self.capacity:
                 self.items.append(copy.deepcopy(item))
             else:
-                # The seeds replaced a random slot on every add once full, which keeps mostly the last chunk;
+                # Replacing a random slot on every add once full would keep mostly the last chunk;
                 # Algorithm R keeps item n with probability capacity/n, uniform over all chunks seen.
                 j = self._rng.randrange(self.seen)
                 if j < self.capacity:
