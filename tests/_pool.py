@@ -37,9 +37,10 @@ PUZZLE_ROOTS = ("helpers.puzzles",)
 # Records per family and level: the most any test takes. The first three families 668 (test_puzzles' bulk check
 # takes 556 of each level, 5,004 in all, and its tokenizer's 1,008 texts the next 112), the other fast families 240
 # (test_puzzle_variety's level-3 sample; test_blind_strategies takes 200), the exact-solver seating families 40
-# (~0.1-0.3 s a puzzle: test_blind_strategies and test_puzzle_variety take all 40). One form: 120 (the blood-relation
-# keys' spread; the statements take 100).
-CLASSIC, FAST, SLOW, ONE_FORM = 668, 240, 40, 120
+# (~0.1-0.3 s a puzzle: test_blind_strategies and test_puzzle_variety take all 40). One form, per level: what its test
+# takes (test_blind_strategies: the statements 100, the blood-relation keys' spread 120).
+CLASSIC, FAST, SLOW = 668, 240, 40
+ONE_FORM = {"statement": 100, "relation": 120}
 
 _MEMO: dict[Path, Any] = {}
 _FINGERPRINTS: dict[tuple, str] = {}
@@ -48,7 +49,7 @@ _FINGERPRINTS: dict[tuple, str] = {}
 def size(kind: str, form: str | None = None) -> int:
     """The records a pool holds per level (of this family, or of one form at one level)."""
     if form is not None:
-        return ONE_FORM
+        return ONE_FORM[form]
     return CLASSIC if kind in puzzles.CLASSIC_KINDS else FAST if kind in puzzles.FAST_KINDS else SLOW
 
 
