@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 from helpers.data.hub import read_hub
 from helpers.data.rows import (ReadResult, Row, arc_row, choice_index, collect, hellaswag_row, open_question, sciq_row,
                                text_field, triviaqa_row, winogrande_row)
+from helpers import config
 from helpers.io import InputError
 from helpers.records import LETTERS, RecordError, make_record
 
@@ -25,7 +26,7 @@ FORMATS: tuple[str, ...] = ("mmlu_csv", "arc_jsonl", "obqa_tsv", "commonsenseqa"
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
 # Held out of every dataset: the elimination round's seeding set (helpers.agents.home.seeding) scores the A-agent on
 # questions it never trained or validated on; a source that is it, or a folder holding it, is refused.
-HELD_OUT = Path(__file__).resolve().parent.parent.parent / Path("data", "seeding.jsonl")
+HELD_OUT = (config.project_root() / "data" / "seeding.jsonl").resolve()
 SNIFF_BYTES = 65536  # enough for the first record of every upstream format (largest: a TriviaQA entry, ~3 KB)
 OBQA_TSV_COLUMNS = ("Question Stem", "Choices", "Answer Key")  # + optional "ID", "Complete Question"
 

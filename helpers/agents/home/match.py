@@ -43,6 +43,16 @@ def _as_object(q: Any) -> Any:
     return q
 
 
+def score_answer(answer: Any, seconds: float, tokenizer: Any, edition: Edition) -> tuple[dict | None, str | None]:
+    """(the answer as scored, or None; why it was dropped, or None): the edition's answer filter, then its limit."""
+    check = filters.check_answer(answer, tokenizer, edition.answer_rules)
+    if not check.ok:
+        return None, check.reason
+    if seconds >= edition.answer_s:
+        return None, "too_slow"
+    return answer, None
+
+
 def play_inning(asker: Team, answerer: Team, n: int, *, edition: Edition | None = None, batch_size: int = 5) -> dict:
     """One inning: asker's n questions -> filter -> answerer's answers -> filter -> exact-letter scoring."""
     edition = edition or edition_mod.default()
@@ -69,12 +79,9 @@ def play_inning(asker: Team, answerer: Team, n: int, *, edition: Edition | None 
     a_dropped: Counter = Counter()
     correct = 0
     for (question, meta), answer, secs in zip(kept, answers, a_seconds):
-        check = filters.check_answer(answer, answerer.answerer.tokenizer, edition.answer_rules)
-        scored = answer if check.ok and secs < a_limit_s else None
-        if not check.ok:
-            a_dropped[check.reason] += 1
-        elif secs >= a_limit_s:
-            a_dropped["too_slow"] += 1
+        scored, dropped = score_answer(answer, secs, answerer.answerer.tokenizer, edition)
+        if dropped:
+            a_dropped[dropped] += 1
         right = scored is not None and filters.letter_of(question) == scored["answer"]
         correct += right
         rows.append({"topic": meta.get("subtopic"), "source": meta.get("source"), "key": filters.letter_of(question),

@@ -17,6 +17,7 @@ from typing import Any
 
 from helpers import filters
 from helpers import edition as edition_mod
+from helpers.agents.home.match import score_answer
 from helpers.data.readers import HELD_OUT
 from helpers.edition import Edition
 from helpers.io import InputError, iter_jsonl
@@ -46,8 +47,8 @@ def play(answerer: Any, records: list[dict], *, edition: Edition | None = None, 
         batch = questions[start:start + max(1, batch_size)]
         answers, metas = answerer.answer(batch)
         for question, answer, meta, rec in zip(batch, answers, metas, records[start:]):
-            ok = filters.check_answer(answer, answerer.tokenizer, edition.answer_rules).ok
-            scored = answer["answer"] if ok and meta["seconds"] < edition.answer_s else None
+            kept, _ = score_answer(answer, meta["seconds"], answerer.tokenizer, edition)
+            scored = kept["answer"] if kept else None
             rows.append({"id": rec["id"], "topic": rec["subtopic"], "key": filters.letter_of(question),
                          "answer": scored, "correct": scored == filters.letter_of(question),
                          "seconds": round(meta["seconds"], 5)})
