@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from helpers import puzzles
+from helpers import edition, puzzles
 from helpers.agents import topics as topics_mod
 from helpers.agents.stages import writer_data
 from helpers.agents.question import QuestionAgent
@@ -18,6 +18,11 @@ from helpers.train.data import IGNORE_INDEX, tokenize_example
 from _tiny import ROOT, tiny_model_dir
 
 TOPICS = topics_mod.read_topics(ROOT / "data" / "topics.json")
+# Every topic of the shipped editions, so that every family is taught: (topic, subtopic) -> its subtopics.
+ALL_TOPICS: dict[str, list[str]] = {}
+for _name in edition.names():
+    for _topic, _subs in edition.load(_name).topics.items():
+        ALL_TOPICS.setdefault(_topic, []).extend(s for s in _subs if s not in ALL_TOPICS[_topic])
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +33,9 @@ def tok():
 
 @pytest.fixture(scope="module")
 def records():
-    return writer_data.writer_records(2 * len(puzzles.KINDS) * 3, seed=1, topics=TOPICS)
+    pairs = topics_mod.pairs(ALL_TOPICS)  # enough rounds for the topic with most families to ask each at each level
+    most = max(len(topics_mod.families(t, s, puzzles.KINDS)) for t, s in pairs)
+    return writer_data.writer_records(len(pairs) * most * len(puzzles.LEVELS), seed=1, topics=ALL_TOPICS)
 
 
 def test_every_reply_is_a_proven_question_whose_key_is_the_requested_letter(records):
@@ -59,12 +66,12 @@ def test_every_family_and_level_and_letter_is_taught(records):
 
 
 def test_the_q_agent_reads_the_prompt_it_is_trained_on(tok, records):
-    agent = QuestionAgent(tok, TOPICS, seed=2)
-    for rec in records[:4]:
+    agent = QuestionAgent(tok, ALL_TOPICS, seed=2)
+    for rec in records[:5]:  # one of each topic
         prompt = rec["chat"][1]["content"]
         question, meta = agent.respond(prompt)
         assert question is not None and question["answer"] == json.loads(rec["chat"][2]["content"])["answer"]
-        assert (meta["topic"], meta["subtopic"]) in topics_mod.pairs(TOPICS)
+        assert (meta["topic"], meta["subtopic"]) in topics_mod.pairs(ALL_TOPICS)
 
 
 def test_the_trainer_learns_the_reply_only(tok, records):

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from helpers import puzzles
 from helpers.edition import check_topics
+from helpers.puzzles import families
 from helpers.io import InputError, read_json
 
-# Keywords that route a team-added subtopic to a verified generator (the official two match exactly).
-GENERATOR_KEYWORDS = (
+# Keywords that route a team-added subtopic to a verified generator (the editions' own topics match exactly): the
+# families of the contract first (each names its own, helpers.puzzles.families), then the seating and kinship ones.
+GENERATOR_KEYWORDS = families.KEYWORDS + (
     (("nationalit", "attribute", "drink"), ("seating_attributes",)),
     (("facing outward", "facing out", "mixed facing"), ("seating_mixed_facing", "seating_row_facing")),
     (("parallel", "two rows", "facing rows"), ("seating_parallel_rows",)),

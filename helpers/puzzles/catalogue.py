@@ -20,6 +20,7 @@ import os
 import random
 from typing import Callable, Iterable, Iterator
 
+from helpers.puzzles import families
 from helpers.puzzles.kinship import key_shares, kinds as kinship_kinds
 from helpers.puzzles.kinship import tree as family_tree
 from helpers.puzzles.names import NAMES
@@ -34,14 +35,17 @@ from helpers.records import RecordError, dedupe_key, letter, make_record, valida
 CLASSIC_KINDS = ("seating_linear", "seating_circular", "family")
 # Families that build a level-3 puzzle in well under 0.1 s at p95 (docs/results.md, "Puzzles"): the Q-agent falls back on them when
 # a slower family misses its share of the time limit.
-FAST_KINDS = CLASSIC_KINDS + kinship_kinds.KINDS
-KINDS = CLASSIC_KINDS + seating_layouts.KINDS + kinship_kinds.KINDS
+FAST_KINDS = CLASSIC_KINDS + kinship_kinds.KINDS + families.FAST_KINDS
+# Then the families of the family contract (helpers.puzzles.families): truth-tellers and liars, syllogisms and
+# alphanumeric series.
+KINDS = CLASSIC_KINDS + seating_layouts.KINDS + kinship_kinds.KINDS + families.KINDS
 LEVELS = (1, 2, 3)
 TOPICS = {**{k: ("Puzzles", "Seating Arrangements (Linear, Circular)")
              for k in ("seating_linear", "seating_circular", *seating_layouts.KINDS)},
           "family": ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic"),
           **{k: ("Blood Relations and Family Tree", "Puzzles involving generations and family tree logic")
-             for k in kinship_kinds.KINDS}}
+             for k in kinship_kinds.KINDS},
+          **families.TOPICS}
 # Question + answer letter + the four "A) ..." choices stay under 400 characters: English runs ~4
 # characters per token in Qwen-class BPE vocabularies, and even at a pessimistic 3 that is 133
 # tokens, 118 after the rule's -15, under its limit of 130.
@@ -63,6 +67,8 @@ def _module(kind: str):
         return seating_layouts
     if kind in kinship_kinds.KINDS:
         return kinship_kinds
+    if families.module(kind) is not None:
+        return families.module(kind)
     raise ValueError(f"unknown puzzle kind {kind!r}; expected one of {KINDS}")
 
 
@@ -102,6 +108,8 @@ def form_shares(kind: str, level: int) -> tuple[tuple[str, float], ...]:
     families' by their builders' FORM_SHARES."""
     if kind == "family":
         return family_tree.FORM_SHARES[level]
+    if families.module(kind) is not None:
+        return families.module(kind).FORM_SHARES[level]
     if _module(kind) is kinship_kinds:
         return kinship_kinds.FORM_SHARES[kind][level]
     forms = question_forms(kind, level)
@@ -127,6 +135,8 @@ def _build(kind: str, level: int, rng: random.Random, stats: dict,
         return family_tree.build(rng, list(NAMES), level=level, stats=stats, form=form)
     if _module(kind) is kinship_kinds:
         return kinship_kinds.build(rng, list(NAMES), kind=kind, level=level, stats=stats, form=form)
+    if families.module(kind) is not None:
+        return families.module(kind).build(rng, list(NAMES), kind=kind, level=level, stats=stats, form=form)
     if _module(kind) is seating_layouts:
         return seating_layouts.build(rng, [n for n, _ in NAMES], kind=kind, level=level, stats=stats,
                                      give_up=give_up, form=form)
@@ -283,9 +293,13 @@ def prove_text(question: str, choices: list[str]) -> tuple[int | None, dict | No
     into its structured puzzle (exactly: it must render to the same text; every family has a reader), then solved."""
     from helpers.puzzles.kinship import parse as kinship_parse  # lazy: only a caller proving free text pays for them
     from helpers.puzzles.seating import parse as seating_parse
-    puzzle, reason = seating_parse.parse(question, choices)
+    puzzle, own = families.parse(question, choices)  # the contract's families first: each reads only its own setup
+    if puzzle is None:
+        puzzle, reason = seating_parse.parse(question, choices)
     if puzzle is None and reason in ("no_cast", "unknown_setup"):  # not a seating setup: a blood-relation text?
         puzzle, reason = kinship_parse.parse(question, choices)
+    if puzzle is None and own != "unknown_setup":  # a contract family's setup it could not read to the end
+        reason = own
     if puzzle is None:
         return None, None, reason
     proven = _module(puzzle["kind"]).possible_answers(puzzle)

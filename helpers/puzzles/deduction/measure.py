@@ -10,7 +10,7 @@ import statistics
 import time
 from typing import Callable
 
-from helpers.puzzles import catalogue
+from helpers.puzzles import catalogue, families
 from helpers.puzzles.deduction.checker import check
 from helpers.puzzles.deduction.kinship import KINSHIP_KINDS, check_kinship, write_kinship
 from helpers.puzzles.deduction.steps import SEATING
@@ -35,20 +35,34 @@ def verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str,
 
 def timed_verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str, str, dict]:
     """verdict, with the deduction's steps and the seconds spent writing it: {"steps": n, "write_s": s}."""
-    kinship = puzzle["kind"] in KINSHIP_KINDS
     start = time.perf_counter()
+    writer, checker = _writer_and_checker(puzzle, within_s, start)
     try:
-        if kinship:
-            steps = write_kinship(puzzle, key)
-        else:
-            steps = write(puzzle, key, None if within_s is None else lambda: time.perf_counter() - start > within_s)
+        steps = writer(puzzle, key)
     except NoDeduction as exc:
         return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
     info = {"steps": len(steps), "write_s": time.perf_counter() - start}
     text = deduction_text(steps)
-    if (check_kinship if kinship else check)(puzzle, steps, key):
+    if checker(puzzle, steps, key):
         return "failed_check", text, info
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text, info
+
+
+def _writer_and_checker(puzzle: dict, within_s: float | None, start: float) -> tuple[Callable, Callable]:
+    """The family's deduction writer (puzzle, key) -> steps and checker (puzzle, steps, key) -> problems: a family
+    of the contract's own (helpers.puzzles.families), the blood-relation families', or the seating writer's."""
+    own = families.module(puzzle["kind"])
+    if own is not None:
+        def deduce(p: dict, key: str) -> list:
+            try:
+                return own.deduce(p, key)
+            except ValueError as exc:
+                raise NoDeduction(str(exc)) from exc
+        return deduce, own.check
+    if puzzle["kind"] in KINSHIP_KINDS:
+        return write_kinship, check_kinship
+    give_up = None if within_s is None else (lambda: time.perf_counter() - start > within_s)
+    return (lambda p, key: write(p, key, give_up)), check
 
 
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None,
