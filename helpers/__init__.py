@@ -8,19 +8,9 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.pinsets (make setup's pins), env.box (the box's torch stack), env.stack (Unsloth's needs),
                      env.gpu_setup (make setup-gpu)
-    01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row
-                     mappers), data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles,
-                     puzzles.catalogue (the kinds, generate/prove), puzzles.seating (seating.classic: a row, a round table; seating.layouts:
-                     the organisers' kinds; on seating.text (words), seating.solver (on puzzles.csp), seating.world
-                     (the hidden world's truths); seating.parse (read back); seating.unnamed, seating.unnamed_table),
-                     puzzles.kinship (kinship.tree: stated facts; kinship.kinds: kinship.pointing, kinship.coded,
-                     kinship.gender on kinship.words, kinship.facts, kinship.key_shares and kinship.key_share_table
-                     (how often a word is the key); kinship.said: steps as data; kinship.parse: a text read back),
-                     puzzles.families (the family contract: puzzles.truth, puzzles.syllogism, puzzles.series; their
-                     deductions on puzzles.worlds), puzzles.blind (what options give away), puzzles.names,
-                     puzzles.variety, puzzles.deduction
-                     (deduction.steps, deduction.checker, deduction.citing, deduction.board, deduction.layouts,
-                     deduction.writer, deduction.words, deduction.kinship, deduction.measure, deduction.reading)
+    01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row mappers),
+                     data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles (the puzzle families, mapped in
+                     helpers/puzzles/__init__.py)
     02 curriculum    curriculum (the stage: curriculum.order, curriculum.schedule (lr / replay per chunk),
                      curriculum.stats, curriculum.plots, curriculum.files),
                      difficulty (0-10 scores and buckets, shared with validation)

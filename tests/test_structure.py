@@ -238,12 +238,15 @@ def _is_named(module: str, named: set[str]) -> bool:
 def test_the_package_maps_name_every_module():
     import helpers
     import helpers.agents
+    import helpers.puzzles
     top = _named_in(helpers.__doc__.split("Stage -> where its logic lives", 1)[1])
-    agents = _named_in(helpers.agents.__doc__)
+    own = {"agents.": _named_in(helpers.agents.__doc__), "puzzles.": _named_in(helpers.puzzles.__doc__)}
     modules = {_module_name(p).removeprefix("helpers.") for p in HELPERS.rglob("*.py")}
     modules = {m for m in modules if m != "helpers" and not m.endswith("__main__")}
-    missing = {m for m in modules if not _is_named(m, top) and not (m.startswith("agents.") and _is_named(m[7:], agents))}
-    assert missing == set(), "name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py)"
+    missing = {m for m in modules if not _is_named(m, top)
+               and not any(m.startswith(pkg) and _is_named(m[len(pkg):], names) for pkg, names in own.items())}
+    assert missing == set(), ("name every module in its package's map (helpers/__init__.py, helpers/agents/__init__.py, "
+                              "helpers/puzzles/__init__.py)")
 
 
 # ---------------------------------------------------------------- which tiers run a test (tests/_tiers.py)
