@@ -13,6 +13,7 @@ import pytest
 from helpers import filters, puzzles
 from helpers.agents import question as question_mod
 from helpers.agents import timing, topics as topics_mod
+from helpers.puzzles import families
 from helpers.agents.harness import cli
 from helpers.agents.question import QuestionAgent
 from helpers.agents.writer import ModelWriter, answer_letter, move_key, normalize_question
@@ -205,10 +206,15 @@ def test_a_bank_question_keeps_its_correct_text_at_every_letter_whatever_its_own
 
 
 def test_unknown_topic_in_a_prompt_is_counted(tok):
+    """A topic the topics file lacks is counted; a family that writes it still asks it, and none is asked where no
+    family does (never another topic's puzzle)."""
     agent = QuestionAgent(tok, TOPICS, seed=2)
-    q, meta = agent.respond("Generate an MCQ on topic: Syllogisms/All and some.\nEnsure that option D is correct.")
-    assert meta["subtopic"] == "All and some" and meta["source"] == "none" and q is None  # no seating puzzle for it
+    q, meta = agent.respond("Generate an MCQ on topic: Clocks and Calendars/Leap years.\nEnsure that option D is correct.")
+    assert meta["subtopic"] == "Leap years" and meta["source"] == "none" and q is None  # no seating puzzle for it
     assert agent.stats["topic_not_in_file"] == 1
+    q, meta = agent.respond("Generate an MCQ on topic: Syllogisms/All and some.\nEnsure that option D is correct.")
+    assert meta["source"] == "puzzle" and meta["record"]["puzzle"]["kind"] == "syllogism" and q["answer"] == "D"
+    assert agent.stats["topic_not_in_file"] == 2
 
 
 def test_a_token_hungry_tokenizer_is_survived_by_shorter_puzzles(tok):
@@ -598,23 +604,25 @@ def test_the_question_report_gives_the_measured_difficulty_mix(tok, tmp_path):
 
 
 def test_an_editions_topics_no_family_writes_never_get_another_topics_puzzle(tok, tmp_path):
-    """February 2026's four topics: the kit's families write seating and blood relations; syllogisms and alphanumeric
-    series get nothing rather than a seating or family puzzle filed under them (10 of 20 once did), and the report
-    counts each one and judges the share by the edition's pass share."""
+    """February 2026's four topics, every one a family's, and two topics of a final no family writes: those get
+    nothing rather than another topic's puzzle filed under them (10 of 20 once did), and the report counts each one
+    and judges the share by the edition's pass share."""
     from helpers import edition
     feb = edition.load("2026-02-aaipl-iitd")
-    agent = QuestionAgent(tok, feb.topics, seed=4, edition=feb, kinds=puzzles.CLASSIC_KINDS)
-    questions, metas = agent.generate(20)
-    unserved = {t for t, _ in topics_mod.unserved_pairs(feb.topics)}
-    assert sum(m["topic"] in unserved for m in metas) == 10 and len(questions) == 10
+    topics = {**feb.topics, "Clocks and Calendars": ["Day of the week"], "Cubes and Dice": ["Opposite faces"]}
+    agent = QuestionAgent(tok, topics, seed=4, edition=feb, kinds=puzzles.CLASSIC_KINDS + families.KINDS)
+    questions, metas = agent.generate(24)
+    unserved = {t for t, _ in topics_mod.unserved_pairs(topics)}
+    assert unserved == {"Clocks and Calendars", "Cubes and Dice"} and not topics_mod.unserved_pairs(feb.topics)
+    assert sum(m["topic"] in unserved for m in metas) == 8 and len(questions) == 16
     assert all(m["source"] == "none" and m["record"] is None and m["reason"] == "unserved_topic"
                for m in metas if m["topic"] in unserved)
-    assert all(m["source"] == "puzzle" for m in metas if m["topic"] not in unserved)
-    assert {q["topic"] for q in questions} == {s for t, subs in feb.topics.items() if t not in unserved for s in subs}
-    report = question_mod.write_question_files(agent, questions, metas, tmp_path / "q.json", requested=20)
-    assert report["sources"]["none"] == 10 and report["edition"] == feb.name and report["pass_share"] == 0.5
-    assert report["disqualified"] is False  # 10 of 20: the edge; one more lost question would disqualify
+    assert all(m["source"] == "puzzle" and puzzles.TOPICS[m["record"]["puzzle"]["kind"]] == (m["topic"], m["subtopic"])
+               for m in metas if m["topic"] not in unserved)
+    report = question_mod.write_question_files(agent, questions, metas, tmp_path / "q.json", requested=24)
+    assert report["sources"]["none"] == 8 and report["edition"] == feb.name and report["pass_share"] == 0.5
+    assert report["disqualified"] is False
     tail = ": no puzzle family of the kit writes it; none is asked"
-    assert report["unserved"] == [f"topic Logical Reasoning/Syllogisms{tail}",
-                                  f"topic Alphanumeric Series/Mixed Series (Alphanumeric){tail}"]
+    assert report["unserved"] == [f"topic Clocks and Calendars/Day of the week{tail}",
+                                  f"topic Cubes and Dice/Opposite faces{tail}"]
     assert agent.time_limit_s == 13.0

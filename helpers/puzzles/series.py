@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 KINDS = ("alnum_series",)
 TOPIC = ("Alphanumeric Series", "Mixed Series (Alphanumeric)")
-KEYWORDS = ("series", "alphanumeric", "sequence", "next term")
+KEYWORDS = ("alphanumeric", "alpha-numeric", "mixed series", "letter series", "letter-number")
 FAST = True
 FORM_SHARES = {1: (("next", 1.0), ("missing", 0.0)), 2: (("next", 1.0), ("missing", 0.0)),
                3: (("next", 0.5), ("missing", 0.5))}
@@ -73,7 +73,7 @@ class Rule:
 
 
 def rules(letter: bool) -> list[Rule]:
-    """Every rule of a position, simplest first."""
+    """Every rule the generator draws a position from, simplest first (fit() reads rules without these bounds)."""
     out = [Rule("step", a) for a in STEPS]
     out += [Rule("alternate", a, b) for a, b in itertools.product(STEPS, STEPS) if a != b]
     out += [Rule("grow", a, c) for a in STEPS for c in (-2, -1, 1, 2)]
@@ -84,18 +84,58 @@ def in_range(letter: bool, v: int) -> bool:
     return 1 <= v <= 26 if letter else 0 <= v <= 99
 
 
+# Per rule of the second kind, the coefficients of (a, b) in value(first, i) - first.
+COEFFICIENTS = {"alternate": lambda i: ((i + 1) // 2, i // 2), "grow": lambda i: (i, i * (i - 1) // 2)}
+
+
 def fit(letter: bool, values: list[int | None]) -> tuple[list[Rule], set[int]]:
-    """(the simplest kind's rules that the known values admit, the values they give at the unknown index (None))."""
-    first = values[0]
+    """(the rules of the simplest kind that the known values admit, with any steps however large; the values they
+    give at the unknown index, None). Found by solving for each rule's parameters, not by trying a list."""
+    first, gap = values[0], values.index(None)
     if first is None:
         raise ValueError("the first term is always shown")
-    gap = values.index(None)
-    for simple in (True, False):
-        fitting = [r for r in rules(letter) if r.simple == simple
-                   and all(v is None or r.value(first, i) == v for i, v in enumerate(values))]
-        if fitting:
-            return fitting, {r.value(first, gap) for r in fitting}
-    return [], set()
+    known = [(i, v) for i, v in enumerate(values) if v is not None and i > 0]
+    fitting = _steps(first, known)
+    if not fitting:
+        fitting = [r for kind in COEFFICIENTS for r in _two_parameters(kind, first, known)]
+        fitting += [] if letter else _ratios(first, known)
+    return fitting, {r.value(first, gap) for r in fitting}
+
+
+def _holds(rule: Rule, first: int, known: list[tuple[int, int]]) -> bool:
+    return all(rule.value(first, i) == v for i, v in known)
+
+
+def _steps(first: int, known: list[tuple[int, int]]) -> list[Rule]:
+    i, v = known[0]
+    rule = Rule("step", (v - first) // i)
+    return [rule] if (v - first) % i == 0 and _holds(rule, first, known) else []
+
+
+def _two_parameters(kind: str, first: int, known: list[tuple[int, int]]) -> list[Rule]:
+    """The rules of a two-parameter kind through the known values (Cramer's rule on two of them, the rest checked);
+    when no two known values fix both parameters, two rules that disagree at the gap (the series is not fair)."""
+    coef, found, fixed = COEFFICIENTS[kind], set(), False
+    for (i, vi), (j, vj) in itertools.combinations(known, 2):
+        (p, q), (r, s) = coef(i), coef(j)
+        det = p * s - q * r
+        if det == 0:
+            continue
+        fixed = True
+        a_num, b_num = (vi - first) * s - q * (vj - first), p * (vj - first) - (vi - first) * r
+        if a_num % det or b_num % det:
+            continue
+        rule = Rule(kind, a_num // det, b_num // det)
+        simple = rule.b == 0 if kind == "grow" else rule.a == rule.b
+        if not simple and _holds(rule, first, known):
+            found.add(rule)
+    if not fixed:
+        return [Rule(kind, 0, 1), Rule(kind, 1, 2)]
+    return sorted(found, key=lambda r: (r.a, r.b))
+
+
+def _ratios(first: int, known: list[tuple[int, int]]) -> list[Rule]:
+    return [Rule("times", r) for r in range(2, 10) if first > 0 and _holds(Rule("times", r), first, known)]
 
 
 # ---- the puzzle ----------------------------------------------------------------------------------------------------
