@@ -39,14 +39,15 @@ SAYS = {1: 1, 2: 1, 3: 2}  # statements per person
 INNER_TRIES = 300  # statement draws for one drawn world before build gives up (the world's key keeps its share)
 NUMBER = ("no", "one", "two", "three", "four")
 
+# Short on purpose: the July 2025 edition counts topic, question, choices and answer against 100 tokens.
 INTROS = {
-    2: ("{names} each either always tell the truth or always lie.",
-        "Each of {names} is a truth-teller, who always tells the truth, or a liar, who always lies.",
-        "Among {names}, every person always lies or always tells the truth."),
-    3: ("{names} each always tell the truth, always lie, or alternate (of their two statements one is true).",
-        "Each of {names} is a truth-teller (both statements true), a liar (both false) or an alternator (one true)."),
+    2: ("{names} each always tell the truth or always lie.",
+        "Each of {names} is a truth-teller or a liar.",
+        "{names} are truth-tellers or liars."),
+    3: ("{names} each tell the truth, lie, or alternate (one true, one false).",
+        "Each of {names} always lies, always tells the truth, or alternates."),
 }
-SAY = ('{p} says: "{s}"', '{p}: "{s}"', '{p} claims: "{s}"')
+SAY = ('{p} says: "{s}"', '{p}: "{s}"')
 WORDINGS = {
     "is_liar": ("{x} lies.", "{x} is a liar."),
     "is_truth": ("{x} tells the truth.", "{x} is a truth-teller."),
@@ -61,6 +62,7 @@ ASK = {"liars": ("Who lies?", "Which of them are liars?"),
        "truthful": ("Who tells the truth?", "Which of them are truth-tellers?"),
        "alternators": ("Who alternates?", "Which of them are alternators?"),
        "count": ("How many of them lie?", "How many liars are there?")}
+SHORT = {tag: min(range(2), key=lambda i, t=tag: len(WORDINGS[t][i])) for tag in WORDINGS}
 IS = {LIE: "is_liar", TRUTH: "is_truth", ALT: "is_alt"}
 FORM_KIND = {"liars": LIE, "truthful": TRUTH, "alternators": ALT}
 
@@ -278,12 +280,15 @@ def work(puzzle: dict) -> dict:
 # ---- the generator -----------------------------------------------------------------------------------------------
 
 def _candidates(speaker: str, people: list[str], level: int, rng: random.Random) -> list[list]:
-    """Every statement a speaker may make at this level (about others), each with a drawn wording."""
+    """Every statement a speaker may make at this level (about others), each with a drawn wording (level 3, whose six
+    statements run long, the shorter of each pair: SHORT)."""
+    def w(tag: str) -> int:
+        return SHORT[tag] if level == 3 else rng.randrange(2)
     others = [p for p in people if p != speaker]
-    out = [[IS[k], x, rng.randrange(2)] for x in others for k in kinds_of(level)]
-    out += [["count", k, rng.randrange(2)] for k in range(1, len(people))]
+    out = [[IS[k], x, w(IS[k])] for x in others for k in kinds_of(level)]
+    out += [["count", k, w("count")] for k in range(1, len(people))]
     for x, y in itertools.combinations(others, 2):  # true or false alike after every kind flips: they break the flip
-        out += [["alike", x, y, rng.randrange(2)], ["differ", x, y, rng.randrange(2)], ["either", x, y, rng.randrange(2)]]
+        out += [["alike", x, y, w("alike")], ["differ", x, y, w("differ")], ["either", x, y, w("either")]]
     return out
 
 
