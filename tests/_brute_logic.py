@@ -3,6 +3,7 @@ in its own code, with no import from the family it checks, and lists the answers
 
 - truth_liars: every assignment of kinds, each statement evaluated here;
 - syllogism: every set of inhabited membership patterns, as Python sets of classes (no bitmasks, no numpy);
+- direction_sense: the walk again, in complex numbers;
 - alnum_series: every value of the asked term's slot in range, each completed column read for the simplest pattern
   with no bound on its steps (constant differences; then alternating differences, constant second differences or a
   constant whole ratio).
@@ -118,4 +119,30 @@ def series_answers(puzzle: dict) -> set[str]:
     return {"".join(parts) for parts in itertools.product(*per_position)}
 
 
-BRUTE = {"truth_liars": truth_answers, "syllogism": syllogism_answers, "alnum_series": series_answers}
+# ---- direction sense --------------------------------------------------------------------------------------------
+
+def direction_answers(puzzle: dict) -> set[str]:
+    """The walk in complex numbers: north is 1j, a right turn multiplies by -1j."""
+    names = {1j: "north", 1: "east", -1j: "south", -1: "west"}
+    where, heading = 0j, {v: k for k, v in names.items()}.get(puzzle["facing"], 0)
+    for turn, km in puzzle["legs"]:
+        if puzzle["relative"]:
+            heading *= {"ahead": 1, "left": 1j, "right": -1j, "around": -1}[turn]
+        else:
+            heading = {v: k for k, v in names.items()}[turn]
+        where += heading * km
+    form = puzzle["question"][0]
+    if form == "facing":
+        return {names[heading].capitalize()}
+    if form == "distance":
+        d = abs(where)
+        return {f"{round(d)} km"} if d > 0 and abs(d - round(d)) < 1e-9 else set()
+    if where == 0:
+        return set()
+    ns = "North" if where.imag > 0 else "South" if where.imag < 0 else ""
+    ew = "east" if where.real > 0 else "west" if where.real < 0 else ""
+    return {f"{ns}-{ew}" if ns and ew else ns or ew.capitalize()}
+
+
+BRUTE = {"truth_liars": truth_answers, "syllogism": syllogism_answers, "alnum_series": series_answers,
+         "direction_sense": direction_answers}

@@ -43,6 +43,7 @@ FLOORS = {
     "truth_liars": (2, 2, 73, 0),
     "syllogism": (3, 2, None, 0),
     "alnum_series": (4, 2, None, 0),
+    "direction_sense": (2, 1, 80, 0),
 }
 
 

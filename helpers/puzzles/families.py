@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from helpers.puzzles import series, syllogism, truth
+from helpers.puzzles import direction, series, syllogism, truth
 
-MODULES: tuple[ModuleType, ...] = (truth, syllogism, series)
+MODULES: tuple[ModuleType, ...] = (truth, syllogism, series, direction)
 BY_KIND: dict[str, ModuleType] = {kind: m for m in MODULES for kind in m.KINDS}
 KINDS: tuple[str, ...] = tuple(BY_KIND)
 TOPICS: dict[str, tuple[str, str]] = {kind: m.TOPIC for kind, m in BY_KIND.items()}

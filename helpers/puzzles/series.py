@@ -265,7 +265,7 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     """One proven puzzle {"puzzle", "answer", "distractors"} at `level`, or None (stats counts why)."""
     if kind not in KINDS or level not in SHOWN:
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
-    form = form or ("missing" if level == 3 and rng.random() < 0.5 else "next")
+    form = form or "next"  # the catalogue draws it by FORM_SHARES
     for _ in range(INNER_TRIES):
         pattern = rng.choice([p for p in PATTERNS if len(p) >= 2 + (level == 3)])
         complex_at = set(rng.sample(range(len(pattern)), min(COMPLEX[level], len(pattern))))

@@ -313,7 +313,7 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level:
     """One proven puzzle {"puzzle", "answer", "distractors"} at `level` asking `form`, or None (stats counts why)."""
     if kind not in KINDS or level not in PEOPLE:
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
-    form = form or _form_by_share(level, rng.random())
+    form = form or FORM_SHARES[level][0][0]  # the catalogue draws it by FORM_SHARES
     people = [n for n, _ in rng.sample(names, PEOPLE[level])]
     world = _draw_world(people, level, form, rng)
     window = world.pop("_window", None)
@@ -361,11 +361,3 @@ def _left(listed: list[dict[str, str]], said: dict[str, list]) -> int:
         return speaks_true(kind, truths) if kind != ALT or len(truths) == 2 else True
     return sum(all(fits(w[p], [holds(s, w) for s in stmts]) for p, stmts in said.items()) for w in listed)
 
-
-def _form_by_share(level: int, u: float) -> str:
-    edge = 0.0
-    for form, share in FORM_SHARES[level]:
-        edge += share
-        if u < edge:
-            return form
-    return FORM_SHARES[level][0][0]
