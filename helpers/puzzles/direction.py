@@ -6,9 +6,8 @@ the question asks in which direction the end point lies from the start, how far 
 The walk is its own solver: each leg moves the position, so the answer is exact and unique. The key's
 distribution is even: the end point's direction is drawn first (each of eight equally often), and so is a final
 facing (each of four); a direction's wrong options are one point of its own kind (on an axis, or between two) and
-two of the other kind, so that every point is offered as often as it is keyed. The distance question is asked only when the distance is a whole number, and its wrong options
-are other sums a careless reader makes (the path's length, the two sides added, the key plus or minus one or two),
-drawn by blind.balanced. The explanation is the walk in steps, each position proven from the step before and the leg
+two of the other kind, so that every point is offered as often as it is keyed. A distance question's key (a whole number of km, 1-16) is drawn evenly too, and its options are
+four distances in a row with the key at each place equally often. The explanation is the walk in steps, each position proven from the step before and the leg
 it cites (check()).
 """
 
@@ -18,8 +17,6 @@ import math
 import random
 import re
 from dataclasses import dataclass
-
-from helpers.puzzles import blind
 
 KINDS = ("direction_sense",)
 TOPIC = ("Direction Sense", "Distance and direction after turns")
@@ -33,7 +30,8 @@ HEADINGS = ("north", "east", "south", "west")
 STEP = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
 TURNS = {"left": -1, "right": 1, "around": 2}
 COMPASS = ("North", "North-east", "East", "South-east", "South", "South-west", "West", "North-west")
-INNER_TRIES = 400
+INNER_TRIES = 2000  # walks drawn for one drawn key (a compass point, a facing, a distance)
+DISTANCES = (1, 16)  # a distance question's key, drawn evenly
 OPENINGS = ("{p} starts from home and walks {legs}.", "From point P, {p} walks {legs}.",
             "{p} leaves the gate and walks {legs}.")
 FACING_OPENINGS = ("{p} faces {h} and walks {d} km.", "Standing at point P facing {h}, {p} walks {d} km.")
@@ -222,7 +220,8 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     if kind not in KINDS or level not in LEGS:
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
     form = form or FORM_SHARES[level][0][0]  # the catalogue draws it by FORM_SHARES
-    want = rng.choice(COMPASS) if form == "where" else rng.choice(HEADINGS).capitalize() if form == "facing" else None
+    want = {"where": lambda: rng.choice(COMPASS), "facing": lambda: rng.choice(HEADINGS).capitalize(),
+            "distance": lambda: f"{rng.randint(*DISTANCES)} km"}[form]()
     person = rng.choice(names)[0]
     style = {"open": rng.randrange(2 if level > 1 else len(OPENINGS)), "ask": rng.randrange(2)}
     for _ in range(INNER_TRIES):
@@ -230,10 +229,10 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
         puzzle = {"kind": kind, "person": person, "relative": level > 1, "facing": facing, "legs": legs,
                   "question": [form], "style": style}
         key = answer_of(puzzle)
-        if key is None or (want is not None and key != want):
+        if key != want:
             stats["redrawn"] = stats.get("redrawn", 0) + 1
             continue
-        wrong = _compass_options(key, rng) if form == "where" else blind.balanced(key, _wrong_options(puzzle, key), rng)
+        wrong = {"where": _compass_options, "facing": _facings, "distance": _distances}[form](key, rng)
         return {"puzzle": puzzle, "answer": key, "distractors": wrong}
     return None
 
@@ -246,13 +245,13 @@ def _compass_options(key: str, rng: random.Random) -> list[str]:
     return [rng.choice([c for c in same if c != key]), *rng.sample(other, 2)]
 
 
-def _wrong_options(puzzle: dict, key: str) -> list[str]:
-    """Wrong options: the other facings, or for a distance the sums a careless reader makes."""
-    form = puzzle["question"][0]
-    if form == "facing":
-        return [h.capitalize() for h in HEADINGS if h.capitalize() != key]
-    x, y, _ = walk(puzzle)[-1]
-    d = int(key.split()[0])
-    near = {sum(leg[1] for leg in puzzle["legs"]), abs(x) + abs(y), d + 1, d + 2, d - 1, d - 2, d + 3, d - 3}
-    return [f"{v} km" for v in sorted(near) if v > 0 and v != d]
+def _facings(key: str, rng: random.Random) -> list[str]:
+    return [h.capitalize() for h in HEADINGS if h.capitalize() != key]
 
+
+def _distances(key: str, rng: random.Random) -> list[str]:
+    """Four whole distances in a row, the key at each place equally often (where the row stays above 0): the key is
+    drawn evenly too, so no distance is the usual key and none is the middle one more often."""
+    d = int(key.split()[0])
+    start = d - rng.choice([r for r in range(4) if d - r >= 1])
+    return [f"{v} km" for v in range(start, start + 4) if v != d]
