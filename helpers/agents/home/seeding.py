@@ -3,8 +3,9 @@ kit's own questions.
 
 The February 2026 edition opens with an elimination round: every team's A-agent answers the organisers' own seeding
 questions, exam-style and written by hand, not by any team's generator. data/seeding.jsonl stands in for them: 30
-questions a topic the kit's families serve (seating, blood relations), written for the kit, each key checked by hand
-(the seating sets also over every arrangement). It never trains or validates anything (helpers.data.readers refuses
+questions a topic, for each of the five topics the editions have asked (seating, blood relations, truth-tellers and
+liars, syllogisms, alphanumeric series), written for the kit in the exam's phrasing rather than the generators', each
+key checked by hand and, at authoring time, by listing every arrangement, assignment or rule the text allows. It never trains or validates anything (helpers.data.readers refuses
 it, or a folder holding it, as a source). The gap between the two scores measures how much the A-agent learned the
 kit's templates rather than the reading: a large one says it will lose the elimination round it seems to win at home.
 """
@@ -24,16 +25,19 @@ from helpers.io import InputError, iter_jsonl
 from helpers.records import validate
 
 
-def read_seeding(path: str | Path | None = None) -> list[dict]:
-    """The seeding questions as records (a bad one named by file, line and field)."""
+def read_seeding(path: str | Path | None = None, topics: dict[str, list[str]] | None = None) -> list[dict]:
+    """The seeding questions as records (a bad one named by file, line and field); with `topics` (an edition's), only
+    those on its topics: an edition's round asks its own."""
     path = Path(path) if path else HELD_OUT
+    wanted = None if topics is None else {(t, s) for t, subs in topics.items() for s in subs}
     out = []
     for line, row in iter_jsonl(path):
         rec = validate(row, path, line)
         if len(rec["choices"]) != 4 or not isinstance(rec.get("subtopic"), str) or not rec["subtopic"]:
             raise InputError(path, line, "choices" if len(rec["choices"]) != 4 else "subtopic",
                              "a seeding question has 4 choices and names its subtopic")
-        out.append(rec)
+        if wanted is None or (rec["topic"], rec["subtopic"]) in wanted:
+            out.append(rec)
     return out
 
 
