@@ -185,9 +185,11 @@ def unnamed_table_text(rates: dict) -> str:
 
 def write_unnamed(n: int, kinds: tuple[str, ...]) -> str:
     """Measure the raw rates seating.unnamed balances (variety.unnamed_rates, its table unused) for every seating
-    family, level and form whose options are names, and rewrite unnamed_table.py."""
+    family, level and form whose options are names, and rewrite unnamed_table.py (the families not measured keep
+    their rows)."""
+    from helpers.puzzles.seating import unnamed_table
+    rates: dict = {k: v for k, v in unnamed_table.RATES.items() if k not in kinds}
     unnamed.use({})
-    rates: dict = {}
     for kind in (k for k in kinds if k.startswith("seating_")):
         for level in puzzles.LEVELS:
             for form in catalogue.question_forms(kind, level):

@@ -38,9 +38,9 @@ PUZZLE_ROOTS = ("helpers.puzzles",)
 # takes 556 of each level, 5,004 in all, and its tokenizer's 1,008 texts the next 112), the other fast families 240
 # (test_puzzle_variety's level-3 sample; test_blind_strategies takes 200), the exact-solver seating families 40
 # (~0.1-0.3 s a puzzle: test_blind_strategies and test_puzzle_variety take all 40). One form, per level: what its test
-# takes (test_blind_strategies: the statements 100, the blood-relation keys' spread 120).
+# takes (test_blind_strategies: the statements 100, the blood-relation keys' spread 120, the coded expressions 100).
 CLASSIC, FAST, SLOW = 668, 240, 40
-ONE_FORM = {"statement": 100, "relation": 120}
+ONE_FORM = {"statement": 100, "relation": 120, "expression": 100}
 
 _MEMO: dict[Path, Any] = {}
 _FINGERPRINTS: dict[tuple, str] = {}

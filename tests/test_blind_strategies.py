@@ -102,6 +102,38 @@ def test_no_strategy_finds_the_true_statement(kind, level):
     assert not off, f"{kind} level {level} statements: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
 
 
+RESTATED = 30  # of each statement level's pool: 5-17% of true statements restated a clue before the builder checked
+
+
+@pytest.mark.parametrize("kind, level", [(k, lv) for k, lv in STATEMENT_LEVELS if k.startswith("seating_")])
+def test_no_true_statement_restates_a_clue(kind, level):
+    """"Which statement is true?" asks reasoning only if no single clue proves the true one ("X sits next to Y"
+    beside "Y is X's left neighbour" asked none): a reader who matches statements to clues would find the key."""
+    from helpers.puzzles.seating import layouts
+    from helpers.puzzles.seating.solver import Model
+    restated = []
+    for rec in _pool.records(kind, level, RESTATED, form="statement"):
+        puzzle, model = rec["puzzle"], Model(rec["puzzle"])
+        key = puzzle["question"][1][layouts.statement_texts(puzzle).index(rec["choices"][rec["answer"]])]
+        restated += [rec["id"] for clue in puzzle["clues"] if layouts.proves_alone(model, clue, key)]
+    assert not restated, f"{kind} level {level}: the true statement restates a clue in {restated}"
+
+
+EXPRESSION_LEVELS = [(kind, level) for kind in puzzles.KINDS for level in puzzles.LEVELS
+                     if dict(catalogue.form_shares(kind, level)).get("expression", 0) > 0]
+
+
+@pytest.mark.parametrize("kind, level", EXPRESSION_LEVELS)
+def test_no_strategy_finds_the_coded_expression(kind, level):
+    """"Which expression means A is B's son?" alone (30-40% of the coded family's level 2-3 questions, diluted in its
+    rates above): the first link's gender once ruled out two options of four, and the strategy reading it won 45%."""
+    recs = _pool.records(kind, level, STATEMENTS, form="expression")
+    rates = blind.play(recs, random.Random(f"blind:{kind}:{level}:expressions"))
+    tol = tolerance(len(recs))
+    off = {name: round(rate, 3) for name, rate in rates.items() if abs(rate - 0.25) > tol}
+    assert not off, f"{kind} level {level} expressions: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
+
+
 def test_the_q_agents_key_letters_give_nothing_away():
     """4,000 keys from ten seeds: always A and "the letter this block of four has not used" both score chance, and
     blocks holding A-D once are as rare as for independent keys (4!/4^4 = 9.4%, sigma 0.9 points over 1,000)."""

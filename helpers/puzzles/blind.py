@@ -165,7 +165,7 @@ def undetermined_scores(options: Sequence[str]) -> list[float]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_NAME_OPTION = re.compile(r"[A-Z][A-Za-z'-]*")
+_NAME_OPTION = re.compile(r"[A-Za-z][A-Za-z'-]*")  # one word: a person ("Ravi") or a value ("tea", "Thai")
 
 
 def after_opening(question: str) -> str:
@@ -180,7 +180,8 @@ def _said_in(word: str, text: str) -> bool:
 
 
 def names_of(candidates: Iterable[str], question: str) -> bool:
-    """Whether every candidate is a name of the question: one capitalised word, said somewhere in its text."""
+    """Whether every candidate is a name of the question: one word (a person, or a value such as a drink), said
+    somewhere in its text (the seating list, or the values listed in the opening)."""
     return all(_NAME_OPTION.fullmatch(c) and _said_in(c, question) for c in candidates)
 
 
@@ -203,6 +204,39 @@ def unnamed_scores(options: Sequence[str], question: str) -> list[float]:
     return [float(len(away) == 1 and o in away) for o in options]
 
 
+def mentioned_scores(options: Sequence[str], question: str) -> list[float]:
+    """1 for the one option mentioned after the opening when the other three are not, all four being names of the
+    question: three values no clue names are interchangeable, so none of them can be the one key (a seating attribute
+    question once gave its key away so, 39 times in 39)."""
+    away = unmentioned(options, question)
+    return [float(len(away) == len(options) - 1 and o not in away) for o in options]
+
+
+_CODE_DEF = re.compile(r"P (\S+) Q(?: means P is the ([a-z-]+) of Q| means P is Q's ([a-z-]+)|: P is Q's ([a-z-]+))")
+_CODE_ASK = re.compile(r"means \w+ is \w+'s ([a-z-]+)\?|shows that \w+ is the ([a-z-]+) of \w+\?")
+
+
+def word_gender(word: str) -> str | None:
+    """"m" or "f" for a gendered relation word ("great-grandfather", "sister-in-law" too), None for a neutral one."""
+    base = word.lower().removesuffix("-in-law")
+    while base.startswith("great-"):
+        base = base.removeprefix("great-")
+    return "m" if base in dict(_PAIRS) else "f" if base in dict(_PAIRS).values() else None
+
+
+def first_link_gender_scores(options: Sequence[str], question: str) -> list[float]:
+    """For "which expression means A is B's son?": 1 for each expression whose first code word does not give A the
+    other gender (read from the code table in the text), 0 for those that do; a question of another kind, all 0. The
+    expressions it rules out need no other clue (the coded family once offered two such of four)."""
+    codes = {m.group(1): next(g for g in m.groups()[1:] if g) for m in _CODE_DEF.finditer(question)}
+    asked = _CODE_ASK.search(question)
+    want = word_gender(next(g for g in asked.groups() if g)) if asked else None
+    if not codes or want is None:
+        return [0.0] * len(options)
+    firsts = [o.split()[1] if len(o.split()) > 2 else None for o in options]
+    return [float(f in codes and word_gender(codes[f]) in (None, want)) for f in firsts]
+
+
 OPTION_STRATEGIES: dict[str, Scores] = {"most_similar": similar_scores, "longest": longest_scores,
                                         "shortest": shortest_scores, "second_shortest": second_shortest_scores,
                                         "second_longest": second_longest_scores, "gender_pair": pair_scores,
@@ -218,10 +252,13 @@ def _options_only(scores: Scores) -> TextScores:
     return lambda options, question: scores(options)
 
 
-# Every strategy play() measures: the calibrated ones above, and the closest pair, which the builders of "which
-# statement is true" questions answer by their shape (two kinds of statement, two each) instead.
+# Every strategy play() measures: the calibrated ones above; the closest pair, which the builders of "which
+# statement is true" questions answer by their shape (two kinds of statement, two each) instead; and the one
+# mentioned option, which never bets once at most one unmentioned name is offered (seating.unnamed); and the coded
+# expressions whose first link gives the asked person the wrong gender, which the coded builder never offers.
 PLAYED_STRATEGIES: dict[str, TextScores] = {**{name: _options_only(f) for name, f in OPTION_STRATEGIES.items()},
-                                            **TEXT_STRATEGIES, "closest_pair": _options_only(closest_pair_scores)}
+                                            **TEXT_STRATEGIES, "closest_pair": _options_only(closest_pair_scores),
+                                            "mentioned": mentioned_scores, "first_link_gender": first_link_gender_scores}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:

@@ -223,9 +223,12 @@ def build_coded(rng: random.Random, names: list[tuple[str, str]], level: int, st
 def _wrong_options(rng: random.Random, codes: list[list[str]], tokens: list[str], target: str) -> list[list[str]]:
     """Three expressions over the same people that the solver proves name another relation: valid codes of other
     plausible relations (any symbols of the table, not edits of the key), picked by blind.balanced so that neither a
-    position-wise majority nor similarity finds the key."""
+    position-wise majority nor similarity finds the key. Each one's first link leaves the asked person the key's
+    gender: one that made them the other gender would be ruled out by its first symbol alone."""
     a, b = tokens[0], tokens[-1]
-    seqs = list(itertools.product([s for s, _ in codes], repeat=len(tokens) // 2))
+    gender, want = {s: blind.word_gender(w) for s, w in codes}, blind.word_gender(target)
+    symbols = [s for s, _ in codes]
+    seqs = [seq for seq in itertools.product(symbols, repeat=len(tokens) // 2) if gender[seq[0]] in (None, want)]
     rng.shuffle(seqs)
     valid: list[str] = []
     for seq in seqs:

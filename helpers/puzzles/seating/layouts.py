@@ -48,6 +48,8 @@ from __future__ import annotations
 import random
 from typing import Callable
 
+import numpy as np
+
 from helpers.puzzles import blind, csp
 from helpers.puzzles.seating.text import (LAYOUT, CYCLIC, FACING_KINDS, NO_ANSWER, GROUPS, UNARY, LETTERS, group_of,
                                           members, cast, clue_variants, statement_texts, question_variants,
@@ -415,6 +417,8 @@ def _choose(model: Model, world_table: csp.Table, cands: list[list], truth: str,
     nothing or prove the answer alone."""
     qvars = model.question_vars()
     statement = model.puzzle["question"][0] == "statement"
+    key_statement = next((s for s in model.puzzle["question"][1] if model.holds(s, world_table)[0]), None) \
+        if statement else None
     base = csp.solve(model.problem, model.premises, keep=() if statement else qvars, budget=BUDGET)
 
     def wrong(t: csp.Table) -> float:
@@ -440,14 +444,29 @@ def _choose(model: Model, world_table: csp.Table, cands: list[list], truth: str,
             continue
         left, _, clue, nxt = min(scored, key=lambda s: s[:2])
         pool.remove(clue)
-        if wrong(csp.add(base, model.constraint(clue))) == 0:
-            continue  # proves the answer on its own: too direct
+        if wrong(csp.add(base, model.constraint(clue))) == 0 or (statement and proves_alone(model, clue, key_statement)):
+            continue  # proves the answer on its own (or the true statement restates it): too direct
         table = nxt
         chosen.append(clue)
         if left == 0:
             return chosen
     _bump(stats, "undetermined")
     return None
+
+
+def proves_alone(model: Model, clue: list, statement: list) -> bool:
+    """Whether one clue with the set-up proves a statement ("X sits next to Y" from "Y is X's left neighbour"): a true
+    statement that only restates a clue asks no reasoning, so a clue that does is never kept beside it."""
+    c = model.constraint(statement)
+
+    def false(*cols):
+        return ~np.broadcast_to(np.asarray(c.test(*cols), dtype=bool), np.shape(cols[0]))
+    try:
+        table = csp.solve(model.problem, [*model.premises, model.constraint(clue), csp.Constraint(c.vars, false)],
+                          budget=BUDGET)
+    except csp.TooBig:
+        return False
+    return len(table.rows) == 0
 
 
 def _check_time(give_up: Callable[[], bool] | None) -> None:
