@@ -198,6 +198,7 @@ def write_unnamed(n: int, kinds: tuple[str, ...]) -> str:
                     print(f"[unnamed] {kind} {level} {form}: {measured}", flush=True)
                     if measured:
                         rates.setdefault(kind, {}).setdefault(level, {})[form] = measured
+    rates = {k: rates[k] for k in puzzles.KINDS if k in rates}  # the catalogue's order, whichever were measured
     UNNAMED_TABLE.write_text(unnamed_table_text(rates))
     return f"wrote {UNNAMED_TABLE.relative_to(ROOT)}: {n} builds per seating family, level and name form"
 
