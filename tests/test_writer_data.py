@@ -18,11 +18,13 @@ from helpers.train.data import IGNORE_INDEX, tokenize_example
 from _tiny import ROOT, tiny_model_dir
 
 TOPICS = topics_mod.read_topics(ROOT / "data" / "topics.json")
-# Every topic of the shipped editions, so that every family is taught: (topic, subtopic) -> its subtopics.
+# Every topic of the shipped editions and every family's own, so that every family is taught: topic -> subtopics.
 ALL_TOPICS: dict[str, list[str]] = {}
 for _name in edition.names():
     for _topic, _subs in edition.load(_name).topics.items():
         ALL_TOPICS.setdefault(_topic, []).extend(s for s in _subs if s not in ALL_TOPICS[_topic])
+for _topic, _sub in puzzles.TOPICS.values():  # and a topic added on the day (direction sense)
+    ALL_TOPICS.setdefault(_topic, []).extend([_sub] if _sub not in ALL_TOPICS[_topic] else [])
 
 
 @pytest.fixture(scope="module")

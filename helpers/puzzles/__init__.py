@@ -5,9 +5,9 @@ organisers' kinds; on seating.text (words), seating.solver (on csp, the constrai
 world's truths); seating.parse (read back); seating.unnamed, seating.unnamed_table); kinship (kinship.tree: stated
 facts; kinship.kinds: kinship.pointing, kinship.coded, kinship.gender on kinship.words, kinship.facts,
 kinship.key_shares and kinship.key_share_table (how often a word is the key); kinship.said: steps as data;
-kinship.parse: a text read back); families (the family contract, docs/new-topic.md: truth, syllogism and series,
-their deductions on worlds); blind (what options give away), names, variety; deduction (the seating and kinship
-deductions: deduction.steps, deduction.checker, deduction.citing, deduction.board, deduction.layouts,
+kinship.parse: a text read back); families (the family contract, docs/new-topic.md: truth, syllogism, series and
+direction, their deductions on worlds); blind (what options give away), names, variety; deduction (the seating and
+kinship deductions: deduction.steps, deduction.checker, deduction.citing, deduction.board, deduction.layouts,
 deduction.writer, deduction.words, deduction.kinship, deduction.measure, deduction.reading).
 """
 

@@ -258,7 +258,8 @@ def _options_only(scores: Scores) -> TextScores:
 # expressions whose first link gives the asked person the wrong gender, which the coded builder never offers.
 PLAYED_STRATEGIES: dict[str, TextScores] = {**{name: _options_only(f) for name, f in OPTION_STRATEGIES.items()},
                                             **TEXT_STRATEGIES, "closest_pair": _options_only(closest_pair_scores),
-                                            "mentioned": mentioned_scores, "first_link_gender": first_link_gender_scores}
+                                            "mentioned": mentioned_scores,
+                                            "first_link_gender": first_link_gender_scores}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:

@@ -1,14 +1,14 @@
-"""Direction sense (kind "direction_sense"), the fourth family built by following docs/new-topic.md: a person walks a
-few legs, in compass directions (level 1) or turning left, right or around from a stated facing (levels 2 and 3);
-the question asks in which direction the end point lies from the start, how far it is in a straight line, or (levels
-2 and 3) which way the person faces at the end.
+"""Direction sense (kind "direction_sense"), the fourth family built by following docs/new-topic.md: a person walks a few
+legs, in compass directions (level 1) or turning left, right or around from a stated facing (levels 2 and 3); the
+question asks in which direction the end point lies from the start, how far it is in a straight line, or (levels 2 and
+3) which way the person faces at the end.
 
-The walk is its own solver: each leg moves the position, so the answer is exact and unique. The key's
-distribution is even: the end point's direction is drawn first (each of eight equally often), and so is a final
-facing (each of four); a direction's wrong options are one point of its own kind (on an axis, or between two) and
-two of the other kind, so that every point is offered as often as it is keyed. A distance question's key (a whole number of km, 1-16) is drawn evenly too, and its options are
-four distances in a row with the key at each place equally often. The explanation is the walk in steps, each position proven from the step before and the leg
-it cites (check()).
+The walk is its own solver: each leg moves the position, so the answer is exact and unique. The key's distribution is
+even: the end point's direction is drawn first (each of eight equally often), and so is a final facing (each of four);
+a direction's wrong options are one point of its own kind (on an axis, or between two) and two of the other kind, so
+that every point is offered as often as it is keyed. A distance question's key (a whole number of km, 1-16) is drawn
+evenly too, and its options are four distances in a row with the key at each place equally often. The explanation is
+the walk in steps, each position proven from the step before and the leg it cites (check()).
 """
 
 from __future__ import annotations

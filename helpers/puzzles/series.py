@@ -151,7 +151,8 @@ def term_text(puzzle: dict, values: list[int]) -> str:
 def _columns(puzzle: dict) -> list[list[int | None]]:
     """Each position's values over the series, None at the asked index."""
     asked = puzzle["asked"]
-    return [[None if i == asked else t[p] for i, t in enumerate(puzzle["terms"])] for p in range(len(puzzle["pattern"]))]
+    return [[None if i == asked else t[p] for i, t in enumerate(puzzle["terms"])]
+            for p in range(len(puzzle["pattern"]))]
 
 
 def possible_answers(puzzle: dict) -> set[str]:

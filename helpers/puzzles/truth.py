@@ -57,7 +57,8 @@ WORDINGS = {
     "count": ("Exactly {k} of us lie.", "Exactly {k} of us are liars."),
     "either": ("{x} or {y} lies.", "At least one of {x} and {y} is a liar."),
 }
-SINGULAR = {"Exactly {k} of us lie.": "Exactly {k} of us lies.", "Exactly {k} of us are liars.": "Exactly {k} of us is a liar."}
+SINGULAR = {"Exactly {k} of us lie.": "Exactly {k} of us lies.",
+            "Exactly {k} of us are liars.": "Exactly {k} of us is a liar."}
 ASK = {"liars": ("Who lies?", "Which of them are liars?"),
        "truthful": ("Who tells the truth?", "Which of them are truth-tellers?"),
        "alternators": ("Who alternates?", "Which of them are alternators?"),
