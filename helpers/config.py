@@ -505,3 +505,33 @@ def provenance(profile: str, overrides: dict | None = None, run: str | None = No
     resolved = flat(as_dict(load_profile(profile, run, overrides)))
     return [(key, value, where.get(key, "default, helpers/config.py")) for key, value in resolved.items()]
 
+
+def provenance_lines(profile: str, overrides: dict | None = None, run: str | None = None) -> list[str]:
+    """provenance() as aligned lines: key, value (JSON), (where it came from)."""
+    rows = provenance(profile, overrides, run)
+    width = max(len(key) for key, _, _ in rows)
+    return [f"{key:<{width}}  {json.dumps(value)}  ({where})" for key, value, where in rows]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m helpers.config show PROFILE [--overrides JSON] [--run R]: the resolved profile, each key with the
+    layer it came from (base, the profile's chain, overrides, RUN, a default); 2 with one line on bad input."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m helpers.config", description="A profile as it resolves.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    show = sub.add_parser("show", help="every key of the profile with where its value came from")
+    show.add_argument("profile", help="a profile of configs/ (smoke, cpu, laptop, mi300x, tournament, aaipl)")
+    show.add_argument("--overrides", default="{}", help="dotted keys as JSON, as make pipeline takes them")
+    show.add_argument("--run", help="the run name (RUN); default: the profile's own")
+    args = ap.parse_args(argv)
+    try:
+        lines = provenance_lines(args.profile, parse_overrides(args.overrides), args.run)
+    except (ValueError, InputError) as exc:
+        print(f"profile: {str(exc).splitlines()[0]}")
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

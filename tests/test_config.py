@@ -229,15 +229,18 @@ def test_show_names_the_file_each_value_came_from_down_the_extends_chain():
     assert {k: v for k, (v, _) in rows.items()} == resolved
 
 
-def test_show_credits_an_override_and_refuses_a_bad_one_in_one_line(capsys):
-    from helpers.env.__main__ import main
-    assert main(["profile", "smoke", "--overrides", '{"train.lr_start": 0.0025}']) == 0
+@pytest.mark.parametrize("command", ["python -m helpers.config show", "python -m helpers.env profile"])
+def test_show_credits_an_override_and_refuses_a_bad_one_in_one_line(capsys, command):
+    from helpers.env.__main__ import main as env_main
+    main = config.main if command.endswith("show") else env_main
+    verb = "show" if command.endswith("show") else "profile"
+    assert main([verb, "smoke", "--overrides", '{"train.lr_start": 0.0025}']) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("train.lr_start "))
     assert line.split() == ["train.lr_start", "0.0025", "(overrides)"]
-    assert main(["profile", "smoke", "--overrides", '{"train.nope": 1}']) == 2
+    assert main([verb, "smoke", "--overrides", '{"train.nope": 1}']) == 2
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "train.nope" in out[0] and "unknown key" in out[0]
-    assert main(["profile", "smoke", "--overrides", "[1]"]) == 2
+    assert main([verb, "smoke", "--overrides", "[1]"]) == 2
     assert "object of dotted keys" in capsys.readouterr().out
 
 

@@ -172,13 +172,11 @@ def run_profile(args: argparse.Namespace) -> int:
     from helpers import config  # yaml: after make setup, unlike box
     from helpers.io import InputError
     try:
-        rows = config.provenance(args.name, config.parse_overrides(args.overrides), args.run)
+        lines = config.provenance_lines(args.name, config.parse_overrides(args.overrides), args.run)
     except (ValueError, InputError) as exc:
         print(f"profile: {str(exc).splitlines()[0]}")
         return 2
-    width = max(len(key) for key, _, _ in rows)
-    for key, value, where in rows:
-        print(f"{key:<{width}}  {json.dumps(value)}  ({where})")
+    print("\n".join(lines))
     return 0
 
 
