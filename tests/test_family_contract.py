@@ -77,9 +77,31 @@ def test_the_solver_agrees_with_an_independent_brute_force(kind):
             assert BRUTE[kind](rec["puzzle"]) == module.possible_answers(rec["puzzle"]) == {_key(rec)}, rec["question"]
 
 
+def _wrong_claim(kind: str, puzzle: dict, steps: list) -> list | None:
+    """The deduction with its first claim made false: another kind for a person, a conclusion's fact negated, a
+    position's value or a leg's end moved by one; None when it claims nothing (a syllogism shown by witnesses alone)."""
+    out = list(steps)
+    i = next((i for i, s in enumerate(out) if getattr(s, "claims", None) or getattr(s, "value", None) is not None
+              or getattr(s, "at", None) is not None), None)
+    if i is None:
+        return None
+    s = out[i]
+    if kind == "truth_liars":
+        tag, person, was = s.claims[0]
+        out[i] = dataclasses.replace(s, claims=((tag, person, next(k for k in puzzle["kinds"] if k != was)),))
+    elif kind == "syllogism":
+        fact = s.claims[0]
+        out[i] = dataclasses.replace(s, claims=(fact[1] if fact[0] == "not" else ("not", fact),))
+    elif kind == "alnum_series":
+        out[i] = dataclasses.replace(s, value=s.value + 1)
+    else:
+        out[i] = dataclasses.replace(s, at=(s.at[0] + 1, *s.at[1:]))
+    return out
+
+
 @pytest.mark.parametrize("kind", families.KINDS)
 def test_every_deduction_is_checked_and_a_tampered_one_is_refused(kind):
-    module = families.module(kind)
+    module, tampered = families.module(kind), 0
     for level in puzzles.LEVELS:
         for i, rec in enumerate(_pool.records(kind, level, DEDUCED_N)):
             outcome, text, _ = timed_verdict(rec["puzzle"], _key(rec))
@@ -89,6 +111,11 @@ def test_every_deduction_is_checked_and_a_tampered_one_is_refused(kind):
             assert module.check(rec["puzzle"], steps[:-1] + [dataclasses.replace(steps[-1], answer=wrong)],
                                 _key(rec)), "a deduction concluding a wrong option passed"
             assert module.check(rec["puzzle"], steps[1:], _key(rec)), "a deduction missing its first step passed"
+            wrong_claim = _wrong_claim(kind, rec["puzzle"], steps)
+            tampered += wrong_claim is not None
+            assert wrong_claim is None or module.check(rec["puzzle"], wrong_claim, _key(rec)), \
+                "a deduction with one false claim passed"
+    assert tampered >= DEDUCED_N  # most deductions claim something to make false
 
 
 @pytest.mark.parametrize("kind", families.KINDS)

@@ -13,8 +13,8 @@ from helpers.puzzles import families
 from helpers.io import InputError, read_json
 
 # Keywords that route a team-added subtopic to a verified generator (the editions' own topics match exactly): the
-# families of the contract first (each names its own, helpers.puzzles.families), then the seating and kinship ones.
-GENERATOR_KEYWORDS = families.KEYWORDS + (
+# seating and kinship ones first, then the families of the contract (each names its own, helpers.puzzles.families).
+GENERATOR_KEYWORDS = (
     (("nationalit", "attribute", "drink"), ("seating_attributes",)),
     (("facing outward", "facing out", "mixed facing"), ("seating_mixed_facing", "seating_row_facing")),
     (("parallel", "two rows", "facing rows"), ("seating_parallel_rows",)),
@@ -28,7 +28,7 @@ GENERATOR_KEYWORDS = families.KEYWORDS + (
     (("coded", "code"), ("family_coded",)),
     (("blood relation", "family", "generation", "kinship"), ("family", "family_pointing", "family_coded",
                                                              "family_gender")),
-)
+) + families.KEYWORDS
 _LETTER_PATTERNS = (
     re.compile(r"option\s+\(?([A-D])\)?\s+is\s+(?:the\s+)?(?:only\s+)?(?:factually\s+)?correct", re.IGNORECASE),
     re.compile(r"correct\s+(?:answer|option|choice)\s+(?:must\s+be|should\s+be|is)\s+\(?([A-D])\)?\b"),

@@ -168,16 +168,9 @@ def _profile_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_profile(args: argparse.Namespace) -> int:
-    """Print the resolved profile; 2 with one line on bad input."""
+    """Print the resolved profile (python -m helpers.config show's lines); 2 with one line on bad input."""
     from helpers import config  # yaml: after make setup, unlike box
-    from helpers.io import InputError
-    try:
-        lines = config.provenance_lines(args.name, config.parse_overrides(args.overrides), args.run)
-    except (ValueError, InputError) as exc:
-        print(f"profile: {str(exc).splitlines()[0]}")
-        return 2
-    print("\n".join(lines))
-    return 0
+    return config.main(["show", args.name, "--overrides", args.overrides, *(["--run", args.run] if args.run else [])])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -112,6 +112,30 @@ def middle_scores(options: Sequence[str]) -> list[float]:
     return [float(int(o) in middle) for o in options]
 
 
+_AMOUNT = re.compile(r"(\d+)(?: ([a-z]+))?")
+
+
+def amounts(options: Sequence[str]) -> list[int] | None:
+    """The options' whole numbers when every option is one, alone or with one shared unit ("5 km"), else None."""
+    found = [_AMOUNT.fullmatch(o.strip()) for o in options]
+    if not all(found) or len({m.group(2) for m in found}) != 1:
+        return None
+    return [int(m.group(1)) for m in found]
+
+
+def lowest_scores(options: Sequence[str]) -> list[float]:
+    """1 for the smallest amount (a count, a distance), else all 0: a row of options whose key cannot sit high in it
+    gives the key away to this bet."""
+    values = amounts(options)
+    return [0.0] * len(options) if values is None else [float(v == min(values)) for v in values]
+
+
+def highest_scores(options: Sequence[str]) -> list[float]:
+    """1 for the largest amount, else all 0."""
+    values = amounts(options)
+    return [0.0] * len(options) if values is None else [float(v == max(values)) for v in values]
+
+
 def pair_scores(options: Sequence[str]) -> list[float]:
     """1 for the two options of the one male/female counterpart pair, when exactly one exists; else all 0 (a guess)."""
     pairs = [(i, j) for i, j in itertools.combinations(range(len(options)), 2) if _paired(options[i], options[j])]
@@ -255,11 +279,14 @@ def _options_only(scores: Scores) -> TextScores:
 # Every strategy play() measures: the calibrated ones above; the closest pair, which the builders of "which
 # statement is true" questions answer by their shape (two kinds of statement, two each) instead; and the one
 # mentioned option, which never bets once at most one unmentioned name is offered (seating.unnamed); and the coded
-# expressions whose first link gives the asked person the wrong gender, which the coded builder never offers.
+# expressions whose first link gives the asked person the wrong gender, which the coded builder never offers; and the
+# lowest and highest amount, which the builders of counts and distances answer by drawing the key's place evenly.
 PLAYED_STRATEGIES: dict[str, TextScores] = {**{name: _options_only(f) for name, f in OPTION_STRATEGIES.items()},
                                             **TEXT_STRATEGIES, "closest_pair": _options_only(closest_pair_scores),
                                             "mentioned": mentioned_scores,
-                                            "first_link_gender": first_link_gender_scores}
+                                            "first_link_gender": first_link_gender_scores,
+                                            "lowest_number": _options_only(lowest_scores),
+                                            "highest_number": _options_only(highest_scores)}
 
 
 def pick(scores: Sequence[float], rng: random.Random) -> int:

@@ -6,8 +6,8 @@ question asks in which direction the end point lies from the start, how far it i
 The walk is its own solver: each leg moves the position, so the answer is exact and unique. The key's distribution is
 even: the end point's direction is drawn first (each of eight equally often), and so is a final facing (each of four);
 a direction's wrong options are one point of its own kind (on an axis, or between two) and two of the other kind, so
-that every point is offered as often as it is keyed. A distance question's key (a whole number of km, 1-16) is drawn
-evenly too, and its options are four distances in a row with the key at each place equally often. The explanation is
+that every point is offered as often as it is keyed. A distance question's row of four whole distances is drawn first
+(its start evenly in 1-13) and the key's place in it evenly, so the lowest option is the key 1 time in 4 too. The explanation is
 the walk in steps, each position proven from the step before and the leg it cites (check()).
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 KINDS = ("direction_sense",)
 TOPIC = ("Direction Sense", "Distance and direction after turns")
-KEYWORDS = ("direction", "directions", "turns left", "compass")
+KEYWORDS = ("direction sense", "distance and direction", "compass")
 FAST = True
 FORM_SHARES = {1: (("where", 0.6), ("distance", 0.4), ("facing", 0.0)),
                2: (("where", 0.4), ("distance", 0.3), ("facing", 0.3)),
@@ -31,7 +31,7 @@ STEP = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
 TURNS = {"left": -1, "right": 1, "around": 2}
 COMPASS = ("North", "North-east", "East", "South-east", "South", "South-west", "West", "North-west")
 INNER_TRIES = 2000  # walks drawn for one drawn key (a compass point, a facing, a distance)
-DISTANCES = (1, 16)  # a distance question's key, drawn evenly
+ROW_STARTS = (1, 13)  # a distance question's four options run from a start drawn evenly here
 OPENINGS = ("{p} starts from home and walks {legs}.", "From point P, {p} walks {legs}.",
             "{p} leaves the gate and walks {legs}.")
 FACING_OPENINGS = ("{p} faces {h} and walks {d} km.", "Standing at point P facing {h}, {p} walks {d} km.")
@@ -216,12 +216,13 @@ def _draw_legs(level: int, rng: random.Random) -> tuple[list, str | None]:
 def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict,
           form: str | None = None) -> dict | None:
     """One proven puzzle {"puzzle", "answer", "distractors"} at `level`, or None (stats counts why). The key is drawn
-    first (a compass point, a final facing) and legs are drawn until the walk gives it."""
+    first (a compass point, a final facing, a distance with its row of options) and legs are drawn until the walk
+    gives it."""
     if kind not in KINDS or level not in LEGS:
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
     form = form or FORM_SHARES[level][0][0]  # the catalogue draws it by FORM_SHARES
-    want = {"where": lambda: rng.choice(COMPASS), "facing": lambda: rng.choice(HEADINGS).capitalize(),
-            "distance": lambda: f"{rng.randint(*DISTANCES)} km"}[form]()
+    want, row = {"where": lambda: (rng.choice(COMPASS), None),
+                 "facing": lambda: (rng.choice(HEADINGS).capitalize(), None), "distance": lambda: _distance_row(rng)}[form]()
     person = rng.choice(names)[0]
     style = {"open": rng.randrange(2 if level > 1 else len(OPENINGS)), "ask": rng.randrange(2)}
     for _ in range(INNER_TRIES):
@@ -232,7 +233,8 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
         if key != want:
             stats["redrawn"] = stats.get("redrawn", 0) + 1
             continue
-        wrong = {"where": _compass_options, "facing": _facings, "distance": _distances}[form](key, rng)
+        wrong = _distances(key, row) if form == "distance" else \
+            {"where": _compass_options, "facing": _facings}[form](key, rng)
         return {"puzzle": puzzle, "answer": key, "distractors": wrong}
     return None
 
@@ -249,9 +251,13 @@ def _facings(key: str, rng: random.Random) -> list[str]:
     return [h.capitalize() for h in HEADINGS if h.capitalize() != key]
 
 
-def _distances(key: str, rng: random.Random) -> list[str]:
-    """Four whole distances in a row, the key at each place equally often (where the row stays above 0): the key is
-    drawn evenly too, so no distance is the usual key and none is the middle one more often."""
-    d = int(key.split()[0])
-    start = d - rng.choice([r for r in range(4) if d - r >= 1])
-    return [f"{v} km" for v in range(start, start + 4) if v != d]
+def _distance_row(rng: random.Random) -> tuple[str, int]:
+    """A distance question's row of four whole distances and the key's place in it, both drawn evenly (the row's
+    first distance 1-13): so every distance is the key 1 time in 4 it is offered, and the lowest, the highest or a
+    middle option is the key 1 time in 4 too."""
+    start, place = rng.randint(*ROW_STARTS), rng.randrange(4)
+    return f"{start + place} km", start
+
+
+def _distances(key: str, start: int) -> list[str]:
+    return [f"{v} km" for v in range(start, start + 4) if f"{v} km" != key]

@@ -178,8 +178,9 @@ def parse(question: str, choices: list[str]) -> tuple[dict | None, str | None]:
             if not (question.startswith(head) and question.endswith(tail)):
                 continue
             items = question[len(head):len(question) - len(tail)].split(", ")
-            if "?" not in items or not all(i == "?" or re.fullmatch(r"(?:[A-Z]|\d+)+", i) for i in items):
-                continue
+            if items.count("?") != 1 or items[0] == "?" or len(items) < 4 \
+                    or not all(i == "?" or re.fullmatch(r"(?:[A-Z]|\d+)+", i) for i in items):
+                continue  # three shown terms at least, the first of them shown: what a rule is read from
             shown = [_TERM.findall(i) for i in items if i != "?"]
             pattern = "".join("N" if x.isdigit() else "L" for x in shown[0])
             if any("".join("N" if x.isdigit() else "L" for x in t) != pattern for t in shown):

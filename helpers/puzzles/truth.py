@@ -28,7 +28,7 @@ from helpers.puzzles import blind, worlds
 
 KINDS = ("truth_liars",)
 TOPIC = ("Logical Reasoning", "Truth-teller and Liar Problems")
-KEYWORDS = ("truth", "liar", "knight", "knave")
+KEYWORDS = ("truth-teller", "truth teller", "liar", "knight", "knave")
 FAST = True
 TRUTH, LIE, ALT = "truth", "liar", "alternator"
 FORM_SHARES = {1: (("liars", 0.5), ("truthful", 0.5), ("count", 0.0), ("alternators", 0.0)),
@@ -63,7 +63,10 @@ ASK = {"liars": ("Who lies?", "Which of them are liars?"),
        "truthful": ("Who tells the truth?", "Which of them are truth-tellers?"),
        "alternators": ("Who alternates?", "Which of them are alternators?"),
        "count": ("How many of them lie?", "How many liars are there?")}
-SHORT = {tag: min(range(2), key=lambda i, t=tag: len(WORDINGS[t][i])) for tag in WORDINGS}
+# Level 3's wordings: the shorter of each pair, but a kind always by its noun ("X is a liar", "exactly two of us are
+# liars"): beside alternators, who lie once in two, "X lies" would be true of them too.
+LEVEL3 = {tag: 1 if tag in ("is_liar", "is_truth", "is_alt", "count", "either") else
+          min(range(2), key=lambda i, t=tag: len(WORDINGS[t][i])) for tag in WORDINGS}
 IS = {LIE: "is_liar", TRUTH: "is_truth", ALT: "is_alt"}
 FORM_KIND = {"liars": LIE, "truthful": TRUTH, "alternators": ALT}
 
@@ -187,9 +190,17 @@ def parse(question: str, choices: list[str]) -> tuple[dict | None, str | None]:
                 continue
             people = re.split(r", | and ", m.group(1))
             puzzle = _read_rest(question[m.end():], people, n_kinds, {"intro": i, "say": say})
-            if puzzle is not None and render(puzzle) == question:
+            if puzzle is not None and _names_known(puzzle) and render(puzzle) == question:
                 return puzzle, None
     return None, "unknown_setup" if "truth" not in question.lower() else "unreadable"
+
+
+def _names_known(puzzle: dict) -> bool:
+    """Whether every speaker and every person a statement names is one of the cast, each speaking once."""
+    cast = set(puzzle["people"])
+    speakers = [p for p, _ in puzzle["said"]]
+    named = {x for _, stmts in puzzle["said"] for st in stmts for x in st[1:-1] if isinstance(x, str)}
+    return set(speakers) <= cast and len(set(speakers)) == len(speakers) and named <= cast
 
 
 def _read_rest(rest: str, people: list[str], n_kinds: int, style: dict) -> dict | None:
@@ -282,9 +293,9 @@ def work(puzzle: dict) -> dict:
 
 def _candidates(speaker: str, people: list[str], level: int, rng: random.Random) -> list[list]:
     """Every statement a speaker may make at this level (about others), each with a drawn wording (level 3, whose six
-    statements run long, the shorter of each pair: SHORT)."""
+    statements run long: LEVEL3's)."""
     def w(tag: str) -> int:
-        return SHORT[tag] if level == 3 else rng.randrange(2)
+        return LEVEL3[tag] if level == 3 else rng.randrange(2)
     others = [p for p in people if p != speaker]
     out = [[IS[k], x, w(IS[k])] for x in others for k in kinds_of(level)]
     out += [["count", k, w("count")] for k in range(1, len(people))]
@@ -319,7 +330,7 @@ def build(rng: random.Random, names: list[tuple[str, str]], *, kind: str, level:
     world = _draw_world(people, level, form, rng)
     window = world.pop("_window", None)
     style = {"intro": rng.randrange(len(INTROS[len(kinds_of(level))])), "say": rng.randrange(len(SAY)),
-             "ask": rng.randrange(2)}
+             "ask": 1 if level == 3 else rng.randrange(2)}  # level 3 asks by the noun too: "Which of them are liars?"
     for _ in range(INNER_TRIES):
         puzzle = {"kind": kind, "people": people, "kinds": list(kinds_of(level)), "said": _said(world, level, rng),
                   "question": [form], "style": style}
