@@ -20,7 +20,7 @@ import numpy as np
 from helpers.puzzles import blind, csp
 from helpers.puzzles.seating import solver, unnamed
 from helpers.puzzles.seating.solver import Model
-from helpers.puzzles.seating.text import NO_ANSWER, cast, where_texts
+from helpers.puzzles.seating.text import NO_ANSWER, cast, next_to_variants, where_texts
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 NUMS = ("", "one", "two", "three", "four", "five", "six", "seven")
@@ -197,9 +197,7 @@ def clue_variants(clue: list) -> list[str]:
     text = {
         "left_of": [f"{x} sits somewhere to {y}'s left.", f"{x} is somewhere left of {y}.",
                     f"{y} sits somewhere to {x}'s right."],
-        "adj": [f"{x} sits next to {y}.", f"{x} and {y} are neighbours.", f"{x} is seated beside {y}."],
-        "not_adj": [f"{x} does not sit next to {y}.", f"{x} and {y} are not neighbours.",
-                    f"{x} is not seated beside {y}."],
+        **next_to_variants(x, y),
         "opposite": [f"{x} sits opposite {y}.", f"{x} and {y} sit opposite each other.",
                      f"{x} is seated directly across from {y}."],
     }

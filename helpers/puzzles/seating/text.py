@@ -179,6 +179,13 @@ def _table_unary_variants(puzzle: dict, t: str, A: str) -> list[str]:
     return texts
 
 
+def next_to_variants(a: str, b: str) -> dict[str, list[str]]:
+    """The wordings of "next to" and "not next to" (one table for every seating family: classic.py's too)."""
+    return {"adj": [f"{a} sits next to {b}.", f"{a} and {b} are neighbours.", f"{a} is seated beside {b}."],
+            "not_adj": [f"{a} does not sit next to {b}.", f"{a} and {b} are not neighbours.",
+                        f"{a} is not seated beside {b}."]}
+
+
 def _pair_variants(puzzle: dict, clue: list, A: str, a: str) -> list[str]:
     """Phrasings of the symmetric two-person clues."""
     t, b = clue[0], _np(puzzle, clue[2])
@@ -191,9 +198,7 @@ def _pair_variants(puzzle: dict, clue: list, A: str, a: str) -> list[str]:
     table = {
         "opp": [f"{A} sits opposite {b}.", f"{A} and {b} sit opposite each other.",
                 f"{A} is seated directly opposite {b}."],
-        "adj": [f"{A} sits next to {b}.", f"{A} and {b} are neighbours.", f"{A} is seated beside {b}."],
-        "not_adj": [f"{A} does not sit next to {b}.", f"{A} and {b} are not neighbours.",
-                    f"{A} is not seated beside {b}."],
+        **next_to_variants(A, b),
         "same_face": [f"{A} and {b} face the same way.", f"{A} faces the same direction as {b}.",
                       f"{A} and {b} face in the same direction."],
         "diff_face": [f"{A} and {b} face opposite ways.", f"{A} faces the opposite way to {b}.",
