@@ -177,7 +177,9 @@ def test_casts_are_given_names_or_scattered_letters(generated):
     lettered = [c for c in casts if all(len(p) == 1 for p in c)]
     named = [c for c in casts if all(p in NAMES for p in c)]
     assert len(lettered) + len(named) == len(casts)
-    assert 0.1 < len(lettered) / len(casts) < 0.5, len(lettered) / len(casts)
+    # 50.7% lettered on this sample once a "which statement is true?" key could no longer restate a clue (one more clue
+    # on average, so more long texts shortened to letters); a builder that letters every cast gives 100%.
+    assert 0.1 < len(lettered) / len(casts) < 0.55, len(lettered) / len(casts)
     assert sum("".join(c) in layouts.LETTERS for c in lettered) < len(lettered) / 4
     assert len({p for c in named for p in c}) > 100
 
