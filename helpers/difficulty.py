@@ -28,9 +28,9 @@ Scorer = Callable[[dict], float]
 BUCKETS = ("easy", "medium", "hard")
 
 # Thresholds on the 0-10 scale: easy d < 5.3, medium 5.3 <= d < 6.6, hard d >= 6.6. They are the 52.6th and
-# 94.9th percentiles (rounded to 0.1) of heuristic_score on a mix shaped like the seeds' 50,000 questions:
-# 37% converted open-ended TriviaQA (the seeds' 18,518), 28% MMLU (its test set is 14,042 of 50,000),
-# 19.5% CommonsenseQA (train 9,741) and 15.5% SciQ/ARC/OpenBookQA; so that mix splits close to the seeds'
+# 94.9th percentiles (rounded to 0.1) of heuristic_score on a mix shaped like the original team's 50,000 questions:
+# 37% converted open-ended TriviaQA (the original team's 18,518), 28% MMLU (its test set is 14,042 of 50,000),
+# 19.5% CommonsenseQA (train 9,741) and 15.5% SciQ/ARC/OpenBookQA; so that mix splits close to the original team's
 # 52.6% easy / 42.3% medium / 5.1% hard (tests/test_curriculum.py rebuilds it: ~52 / 43 / 5).
 # In words: TriviaQA/SciQ-style factoids are easy, ordinary MMLU and CommonsenseQA items medium, and hard
 # needs a hard prior (abstract algebra 9.0) or a long, negated or calculating question.
@@ -39,7 +39,7 @@ HARD_FROM = 6.6
 
 # Source priors, matched as the longest prefix after dropping case and separators ("ARC-Challenge-Test"
 # matches "arc/challenge", "mmlu_abstract_algebra" matches "mmlu/abstract_algebra"). The first entries are
-# the seeds' table; the math-heavy MMLU subjects sit with abstract algebra because models score nearest
+# the original team's table; the math-heavy MMLU subjects sit with abstract algebra because models score nearest
 # the 25% chance level on them.
 SOURCE_PRIORS: dict[str, float] = {
     "mmlu/abstract_algebra": 9.0, "mmlu/college_mathematics": 8.0, "mmlu/formal_logic": 8.0,
@@ -121,7 +121,7 @@ def generator_difficulty(rec: dict) -> float | None:
 
 
 def heuristic_score(rec: dict) -> float:
-    """The seeds' heuristic: source prior blended with text features; generated puzzles keep their own."""
+    """The original team's heuristic: source prior blended with text features; generated puzzles keep their own."""
     own = generator_difficulty(rec)
     if own is not None:
         return own

@@ -180,7 +180,7 @@ def candidate_weights(kind: str, member_probs: dict[str, list[list[float]]], ans
                       ) -> tuple[str, dict[str, float]]:
     """(combine method, weights) of one candidate, any weights derived from the items `idx` only.
 
-    `fixed` names soft votes with weights set by hand (e.g. the seeds' 0.3 / 0.4 / 0.3): nothing is fitted, and
+    `fixed` names soft votes with weights set by hand (e.g. the original team's 0.3 / 0.4 / 0.3): nothing is fitted, and
     the weights of members not present are dropped before normalising.
     """
     names = list(member_probs)

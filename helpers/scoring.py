@@ -6,7 +6,7 @@ completion separately, no special tokens added), so a ChatML tokenizer scores "A
 Prompts are left-padded so every question's last prompt token sits in the last column: one forward per batch,
 and only that column's logits are computed (`logits_to_keep=1`; `num_logits_to_keep=1` on transformers 4.51.3).
 
-The seeds' method (generate up to 64 tokens, then find the letter with a regex) stays as `generate_letters`,
+The original team's method (generate up to 64 tokens, then find the letter with a regex) stays as `generate_letters`,
 a baseline whose unparseable share is reported.
 """
 
@@ -23,7 +23,7 @@ from helpers.prompts import MAX_CHOICES, SYSTEM_PROMPT, render_example, render_p
 from helpers.models.members import BASE, use_member  # noqa: F401  (scoring.BASE: the member name callers use)
 from helpers.records import LETTERS, letter
 
-# The seeds' parser looked for the answer letter anywhere in the generated text: a capital A-J standing alone
+# The original team's parser looked for the answer letter anywhere in the generated text: a capital A-J standing alone
 # ("B", "B)", "Answer: B."), never inside a word ("A" in "Apple" does not count).
 LETTER_RE = re.compile(r"(?<![A-Za-z])([A-J])(?![A-Za-z])")
 
@@ -207,7 +207,7 @@ def parse_letter(text: str, n_choices: int) -> str | None:
 
 def generate_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, max_new_tokens: int = 64,
                      batch_size: int = 8) -> list[dict]:
-    """The seeds' baseline: greedy generate up to max_new_tokens, then parse; {"letter": "A".."J" or None, "text"}."""
+    """The original team's baseline: greedy generate up to max_new_tokens, then parse; {"letter": "A".."J" or None, "text"}."""
     items = list(items)
     if not items:
         return []
@@ -279,7 +279,7 @@ def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
 # ---------------------------------------------------------------- the two methods side by side
 def compare_methods(model: Any, tokenizer: Any, items: Sequence[dict], *, batch_size: int = 16,
                     gen_batch_size: int = 8, max_new_tokens: int = 64, warmup: int = 2, repeats: int = 3) -> dict:
-    """Questions/s of letter scoring vs the seeds' generate-and-parse on the same model and questions, and how
+    """Questions/s of letter scoring vs the original team's generate-and-parse on the same model and questions, and how
     often their picks agree where the generation parsed (the letters' argmax is the pick).
 
     Each method runs `repeats` times interleaved and keeps its fastest time: on a shared machine the minimum is

@@ -54,7 +54,7 @@ def test_easy_keywords_lower_difficulty():
 def test_length_of_question_and_choices_raises_difficulty():
     short = D.heuristic_score(rec("The river flowing through Prague is"))
     long_q = D.heuristic_score(rec("The river flowing through Prague is " + "very " * 60))
-    assert long_q - short >= 2.0 * (1 - D.PRIOR_WEIGHT) - 1e-9  # the seeds' +2.0 for > 50 words, half-weighted
+    assert long_q - short >= 2.0 * (1 - D.PRIOR_WEIGHT) - 1e-9  # the original team's +2.0 for > 50 words, half-weighted
     long_choices = D.heuristic_score(rec("The river flowing through Prague is",
                                          choices=[f"a long river option number {k} with many words here" for k in "ABCD"]))
     assert long_choices > short
@@ -66,7 +66,7 @@ def test_source_prior_table_and_matching():
               ("mmlu/abstract_algebra", "mmlu/high_school_geography", "triviaqa", "unknown_source")}
     assert scores["mmlu/abstract_algebra"] > scores["mmlu/high_school_geography"] > scores["unknown_source"] > scores["triviaqa"]
     assert D.source_prior("mmlu/abstract_algebra") == 9.0
-    assert D.source_prior("mmlu_abstract_algebra") == 9.0            # the seeds' spelling
+    assert D.source_prior("mmlu_abstract_algebra") == 9.0            # the original team's spelling
     assert D.source_prior("mmlu", topic="abstract_algebra") == 9.0    # subject carried in the topic
     assert D.source_prior("mmlu/marketing") == 6.5
     assert D.source_prior("ARC-Challenge-Test") == 6.5
@@ -113,7 +113,7 @@ def _question(rng: random.Random, median: float, sigma: float, openers: list[tup
 
 
 def seeds_like_mix(n: int, seed: int) -> list[dict]:
-    """Synthetic records shaped like the seeds' 50,000: 37% TriviaQA, 28% MMLU, 19.5% CommonsenseQA, 15.5% other.
+    """Synthetic records shaped like the original team's 50,000: 37% TriviaQA, 28% MMLU, 19.5% CommonsenseQA, 15.5% other.
 
     Question lengths are log-normal around the medians measured on the upstream samples (MMLU 16-18 words with
     a long tail, CommonsenseQA 13, SciQ 10); opener rates ("Which of the following", NOT/EXCEPT, Calculate)
@@ -247,7 +247,7 @@ def _inclusion_chi2(buffer_factory, n_items=100, capacity=10, trials=2000) -> fl
 
 
 class SeedsBuffer(R.ReplayBuffer):
-    """The seeds' add_batch: once full, every new item replaces a random slot (not a reservoir)."""
+    """The original team's add_batch: once full, every new item replaces a random slot (not a reservoir)."""
 
     def add(self, items):
         for item in items:
@@ -261,7 +261,7 @@ def test_reservoir_is_uniform():
     # 100 items, capacity 10, 2,000 fixed seeds: each item expected 200 times. The statistic has ~99 degrees
     # of freedom (mean ~90 here, sd ~13); 180 is ~7 sd out, so a correct reservoir never trips it.
     assert _inclusion_chi2(R.ReplayBuffer) < 180
-    # The seeds' replace-always buffer keeps mostly the last items: far beyond the bound.
+    # The original team's replace-always buffer keeps mostly the last items: far beyond the bound.
     assert _inclusion_chi2(SeedsBuffer) > 1000
 
 
@@ -320,7 +320,7 @@ def test_replay_and_lr_schedules():
         S.replay_schedule(0, 0.1, 0.2)
     lrs = S.lr_schedule(10, 2e-5, 1e-5)
     assert lrs[0] == pytest.approx(2e-5) and lrs[-1] == pytest.approx(1e-5) and lrs == sorted(lrs, reverse=True)
-    seeds_last = 2e-5 * (1.0 - 9 / 10 * 0.5)  # the seeds' formula on chunk 10 of 10
+    seeds_last = 2e-5 * (1.0 - 9 / 10 * 0.5)  # the original team's formula on chunk 10 of 10
     assert seeds_last == pytest.approx(1.1e-5)
 
 

@@ -116,7 +116,7 @@ def test_wheel_metadata_reads_requirements_without_the_long_description(tmp_path
     assert [r.name for r in stack.applicable(lines, linux)] == ["torch"]
 
 
-# A box Unsloth's pinned stack can go on (transformers 5.17.0 needs torch >= 2.6: the seeds' 2.5.1 cannot take it).
+# A box Unsloth's pinned stack can go on (transformers 5.17.0 needs torch >= 2.6: the original team's 2.5.1 cannot take it).
 UNSLOTH_BOX = {**ROCM_BOX, "torch": "2.6.0+rocm6.3"}
 
 
@@ -126,7 +126,7 @@ def _fake_box(monkeypatch, tmp_path, after: dict, before: dict = UNSLOTH_BOX) ->
     states = iter([before, after])
     monkeypatch.setattr(gpu_setup, "accelerator_torch", lambda: "rocm 6.2")
     monkeypatch.setattr(gpu_setup, "in_venv", lambda: True)
-    monkeypatch.setattr(gpu_setup, "box_python", lambda: "3.12.3")  # the seeds' Python, whatever runs the tests
+    monkeypatch.setattr(gpu_setup, "box_python", lambda: "3.12.3")  # the original team's Python, whatever runs the tests
     monkeypatch.setattr(gpu_setup, "download", lambda: [tmp_path / "unsloth-1-py3-none-any.whl"])
     monkeypatch.setattr(gpu_setup, "requirements", lambda wheels: REQS)
     monkeypatch.setattr(gpu_setup, "pins", lambda: PINS)
@@ -156,7 +156,7 @@ def test_install_fails_loudly_when_pip_replaced_the_box_torch(monkeypatch, tmp_p
 
 
 def test_setup_gpu_on_a_torch_older_than_its_stack_installs_nothing_and_says_why(monkeypatch, tmp_path, capsys):
-    """The seeds' MI300X (torch 2.5.1+rocm6.2): Unsloth's pinned transformers 5.17.0 would disable its torch."""
+    """The original team's MI300X (torch 2.5.1+rocm6.2): Unsloth's pinned transformers 5.17.0 would disable its torch."""
     calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX), before=ROCM_BOX)
     assert gpu_setup.install() == 0 and calls == []
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""helpers.env.memory: shapes, parameter counts, the seeds' MI300X calibration, monotonicity and the CLI."""
+"""helpers.env.memory: shapes, parameter counts, the original team's MI300X calibration, monotonicity and the CLI."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from helpers.env.memory import GIB, estimate, fits, get_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 Q72 = "Qwen/Qwen2.5-72B-Instruct"
-# The seeds' MI300X run (seeds 000/003): Qwen2.5-72B-Instruct, bf16, LoRA r=64 on all linear layers,
+# The original team's MI300X run (seeds 000/003): Qwen2.5-72B-Instruct, bf16, LoRA r=64 on all linear layers,
 # batch 4 x seq 2048, gradient checkpointing, adamw_torch, through Unsloth: rocm-smi showed 135-159 "GB"
 # (GiB-like: the 192 "GB" device is 191.7 GiB); the middle is 147.
 SEED_RUN = dict(method="lora", dtype="bf16", rank=64, target_modules="all-linear", batch_size=4, seq_len=2048,

@@ -1,5 +1,5 @@
 """The boxes teams bring, each given a tested pin set or one line saying why none fits (helpers/env/pinsets.py,
-`python -m helpers.env box plan`, make setup's first step): the seeds' MI300X and MI50, the challenge container, a
+`python -m helpers.env box plan`, make setup's first step): the original team's MI300X and MI50, the challenge container, a
 current ROCm image, a Python 3.10 image, and input that cannot be read."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ CONTAINER = {"pins": "container", "transformers": "4.51.3", "trl": "0.19.0"}
 PY310 = {"pins": "py310", "transformers": "4.51.3", "trl": "0.19.0"}
 
 BOXES = [  # (what it is, Python, torch, the set it gets)
-    ("the seeds' MI300X", "3.12.3", "2.5.1+rocm6.2", CONTAINER),
-    ("the seeds' MI50 (gfx906 needs torch 2.4.1)", "3.12.3", "2.4.1+rocm6.0", CONTAINER),
+    ("the original team's MI300X", "3.12.3", "2.5.1+rocm6.2", CONTAINER),
+    ("the original team's MI50 (gfx906 needs torch 2.4.1)", "3.12.3", "2.4.1+rocm6.0", CONTAINER),
     ("the challenge container on a ROCm torch older than 2.6", "3.11.13", "2.5.1+rocm6.2", CONTAINER),
     ("the challenge container on a ROCm torch from 2.6", "3.12.9", "2.6.0+rocm6.3", MAIN),
     ("a current rocm/pytorch image", "3.12.10", "2.7.1+rocm6.4.1.git2a215e4a", MAIN),

@@ -542,7 +542,7 @@ def test_answer_only_logits_train_the_same_adapter_with_a_narrow_lm_head(tmp_pat
 
 def test_a_trainer_checkpoints_rng_state_reloads_on_this_torch(tmp_path):
     """A GRPO resume reloads rng_state.pth through Trainer's own safe_globals() and torch.load(weights_only=True);
-    transformers 4.51.3 allow-lists numpy's types there only on torch >= 2.6, so on the seeds' torch 2.5.1 every resume
+    transformers 4.51.3 allow-lists numpy's types there only on torch >= 2.6, so on the original team's torch 2.5.1 every resume
     failed ('Unsupported global: numpy._core.multiarray._reconstruct') until the kit allow-listed them
     (make test-container runs this on torch 2.5.1 in CI)."""
     import random

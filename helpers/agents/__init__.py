@@ -25,6 +25,6 @@ The organisers' harness (`python -m helpers.agents question|answer`, `python -m 
     harness.cli             `python -m helpers.agents question|answer` with the harness's flags
     harness.check           the exported classes called as the harness calls them
 The match at home:
-    home.match  two teams, the organisers' scoring;  home.teams: the base model's and the seeds' teams
+    home.match  two teams, the organisers' scoring;  home.teams: the base model's and the original team's teams
     home.plots  latency and match plots;  home.seeding: the elimination round on the held-out seeding set
 """

@@ -1,7 +1,7 @@
 """Turn whatever reaches the A-agent into (question, plain choices), noting every repair made on the way.
 
 Accepted: the official question JSON (choices "A) ..."), the shared record, choices as a dict
-{"A": ...} (the seeds' format) or without letter prefixes, a JSON string of any of those, and the
+{"A": ...} (the original team's format) or without letter prefixes, a JSON string of any of those, and the
 harness's prompt text with its `Question: ...` and `Choices: A) ... B) ...` lines. Anything that
 cannot give a question and at least two choices comes back as a reason, never an exception.
 """

@@ -2,7 +2,7 @@
 
 Standard library only, so `make setup` can record the stack and filter its pins before the kit (or `packaging`) is
 installed: `python -m helpers.env box record` and `python -m helpers.env box constraints FILE`.
-Why: a plain pip install on the ROCm container can put PyPI's triton over pytorch-triton-rocm (the seeds'
+Why: a plain pip install on the ROCm container can put PyPI's triton over pytorch-triton-rocm (the original team's
 `triton_key` ImportError) or swap the ROCm torch for a CUDA one. The kit never installs or replaces these.
 """
 

@@ -1,6 +1,6 @@
 """Peak training memory for LoRA, rsLoRA, DoRA and full fine-tuning, from a model's config shapes.
 
-Units: bytes, reported as GiB (2**30). The seeds' "GB" are rocm-smi readings against the MI300X's
+Units: bytes, reported as GiB (2**30). The original team's "GB" are rocm-smi readings against the MI300X's
 "192 GB" = 205,822,885,888 bytes = 191.7 GiB, so they are read as GiB (0.2% off; decimal GB would be
 7% off). Evidence: their "135.44GB used" is Qwen2.5-72B's 72.71e9 bf16 weights = 135.43 GiB.
 

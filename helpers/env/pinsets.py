@@ -148,7 +148,7 @@ def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = 
                     "tested": pin_set.tested, "build": build, "why": _why(pin_set, version, torch)}
     oldest = min(s.torch_min for s in PIN_SETS)
     return {**out, "why": f"torch {torch}: older than every tested pin set (the oldest takes torch >= "
-                          f"{_dotted(oldest)}: the seeds' MI50 ran 2.4.1+rocm6.0); use a box image with torch "
+                          f"{_dotted(oldest)}: the original team's MI50 ran 2.4.1+rocm6.0); use a box image with torch "
                           f"{_dotted(oldest)} or newer"}
 
 

@@ -51,7 +51,7 @@ def recommend(facts: dict, model: ModelSettings | None = None) -> dict:
                                     "parameter instead of 8 (839M LoRA params: 6.7 GB -> 1.7 GB)")
     elif rocm:
         optim = _item("adamw_torch", "bitsandbytes loads, so adamw_8bit is allowed, but adamw_torch stays the "
-                                     "ROCm default: the seeds' only stable MI300X run used it" if bnb_ok else
+                                     "ROCm default: the original team's only stable MI300X run used it" if bnb_ok else
                       f"bitsandbytes is unusable on ROCm ({get(facts, 'bitsandbytes.detail', '?')}): the seeds "
                       "switched adamw_8bit -> adamw_torch")
     else:
@@ -102,7 +102,7 @@ def _recommend_env(facts: dict, model: ModelSettings | None) -> dict:
     env = {"TOKENIZERS_PARALLELISM": _item("false", "tokenizing before DataLoader workers fork makes the Rust "
                                                     "tokenizers warn on every fork and risks a deadlock")}
     if facts.get("backend") == "rocm":
-        env["TORCH_COMPILE"] = _item("0", "the seeds' compiled run reached into bitsandbytes and failed")
+        env["TORCH_COMPILE"] = _item("0", "the original team's compiled run reached into bitsandbytes and failed")
         env["TORCHDYNAMO_DISABLE"] = _item("1", "torch's own switch that turns torch.compile into a no-op")
         if not unsloth_drops_expandable_segments(facts, model.use_unsloth if model is not None else "auto"):
             env["PYTORCH_HIP_ALLOC_CONF"] = _item("expandable_segments:True",

@@ -281,7 +281,7 @@ RULES: list[Rule] = [
          and bool(get(f, "torch.version")) and version_tuple(get(f, "torch.version"))[:2] < MAIN_TORCH_MIN,
          lambda f, s: f"transformers {get(f, 'packages.transformers')} with torch {get(f, 'torch.version')}: "
          f"transformers 5.x needs torch >= {MAIN_TORCH_MIN[0]}.{MAIN_TORCH_MIN[1]} and disables PyTorch below it "
-         "(is_torch_available() is False), so every model load fails. The seeds' MI300X ran 2.5.1+rocm6.2.",
+         "(is_torch_available() is False), so every model load fails. The original team's MI300X ran 2.5.1+rocm6.2.",
          "`python -m helpers.env box plan` picks the challenge container's pins (transformers 4.51.3) for this "
          "torch: remove the venv and run `make setup`, which now chooses them (never replace the box's torch)."),
     Rule("triton_torch_mismatch", "fail", "triton does not match the one torch was built with",
@@ -293,7 +293,7 @@ RULES: list[Rule] = [
          "or torch.compile loads inductor.",
          "`pip uninstall -y triton`, then reinstall the triton torch pins (ROCm: `pip install "
          "pytorch-triton-rocm==<that version>` from torch's ROCm index; CUDA: `pip install triton==<that "
-         "version>`). The seeds' working pair: torch 2.5.1+rocm6.2 with triton 3.1.0."),
+         "version>`). The original team's working pair: torch 2.5.1+rocm6.2 with triton 3.1.0."),
     Rule("torch_int1_torchao", "fail", "torchao/torchtune installed with a torch that lacks torch.int1",
          lambda f, s: get(f, "torch.int1") is False
          and bool(get(f, "packages.torchao") or get(f, "packages.torchtune")),
@@ -391,7 +391,7 @@ RULES: list[Rule] = [
          lambda f, s: f.get("backend") == "rocm" and _env(f, "TORCH_COMPILE") != "0"
          and _env(f, "TORCHDYNAMO_DISABLE") != "1",
          lambda f, s: f"TORCH_COMPILE is {_shown(_env(f, 'TORCH_COMPILE'))} and TORCHDYNAMO_DISABLE is "
-         f"{_shown(_env(f, 'TORCHDYNAMO_DISABLE'))}: the seeds' compiled run reached into bitsandbytes and died; "
+         f"{_shown(_env(f, 'TORCHDYNAMO_DISABLE'))}: the original team's compiled run reached into bitsandbytes and died; "
          "with compile off it was stable at 3.5-3.7 s/step (25-30% slower than the 2.5-3.0 s hoped for).",
          "Set TORCH_COMPILE=0 and TORCHDYNAMO_DISABLE=1 before torch is imported "
          "(helpers.env.apply_env does it from the recommendation)."),
@@ -439,7 +439,7 @@ RULES: list[Rule] = [
          lambda f, s: f"HSA_OVERRIDE_GFX_VERSION={_env(f, 'HSA_OVERRIDE_GFX_VERSION')} on MI50/gfx906: the MI50 "
          "team's 10.3.0 (RDNA2 emulation) gave memory access faults on tensor operations.",
          "export HSA_OVERRIDE_GFX_VERSION=9.0.6 (the native gfx906) or unset it."),
-    Rule("gfx906_hsa_unset", "info", "MI50/gfx906 without the seeds' HSA_OVERRIDE_GFX_VERSION=9.0.6",
+    Rule("gfx906_hsa_unset", "info", "MI50/gfx906 without the original team's HSA_OVERRIDE_GFX_VERSION=9.0.6",
          lambda f, s: hw_gfx(f) == "gfx906" and not _env(f, "HSA_OVERRIDE_GFX_VERSION"),
          lambda f, s: "The MI50 team's working setup pinned HSA_OVERRIDE_GFX_VERSION=9.0.6 (native gfx906) "
          "together with torch 2.4.1+rocm6.0 and fp32.",
@@ -455,7 +455,7 @@ RULES: list[Rule] = [
          lambda f, s: bool(_low_disks(f, s)),
          lambda f, s: "; ".join(f"{_n(d.get('free_gib'))} GiB free at {d.get('path')} ({label})"
                                 for label, d in _low_disks(f, s))
-         + f" (profile minimum {s['min_free_disk_gb']} GiB). The seeds' 697 GB disk hit 100% and SSH stopped "
+         + f" (profile minimum {s['min_free_disk_gb']} GiB). The original team's 697 GB disk hit 100% and SSH stopped "
          "working; each 72B chunk checkpoint was ~20 GB.",
          "Free space (prune the HF cache with `huggingface-cli delete-cache`, delete old runs/ checkpoints) or "
          "point KIT_RUNS_DIR / HF_HOME at a bigger disk."),
@@ -463,7 +463,7 @@ RULES: list[Rule] = [
          lambda f, s: (get(f, "hf_cache.size_gib") or 0) >= float(s["hf_cache_warn_gb"]),
          lambda f, s: f"The HF cache at {', '.join(get(f, 'hf_cache.paths') or [])} holds "
          f"{'at least ' if get(f, 'hf_cache.truncated') else ''}{_n(get(f, 'hf_cache.size_gib'))} GiB "
-         f"(warn at {s['hf_cache_warn_gb']} GiB): the seeds' 578 GB cache filled a 697 GB disk.",
+         f"(warn at {s['hf_cache_warn_gb']} GiB): the original team's 578 GB cache filled a 697 GB disk.",
          "List it with `huggingface-cli scan-cache` and delete models you no longer need "
          "(`huggingface-cli delete-cache`)."),
     Rule("model_too_big", "fail", "the model will not fit in memory",
@@ -471,14 +471,14 @@ RULES: list[Rule] = [
          and float(s["model_gib"]) > memory_gib(f)[1],
          lambda f, s: f"Estimated {_n(s.get('model_gib'))} GiB to train vs {_n(memory_gib(f)[1])} GiB of "
          f"{memory_gib(f)[0]}: layers would be offloaded to CPU/disk, which Unsloth cannot handle "
-         "(`Cannot copy out of meta tensor; no data!`, the seeds' Qwen3-235B on a 192 GB MI300X).",
+         "(`Cannot copy out of meta tensor; no data!`, the original team's Qwen3-235B on a 192 GB MI300X).",
          "Pick a smaller model (the seeds pivoted to Qwen2.5-72B: ~135 GiB in 16-bit) or a bigger GPU; do not "
          "rely on offloading."),
     Rule("model_fit_tight", "warn", "the model leaves under 15% memory headroom",
          lambda f, s: s.get("model_gib") is not None and bool(memory_gib(f)[1])
          and 0.85 * memory_gib(f)[1] < float(s["model_gib"]) <= memory_gib(f)[1],
          lambda f, s: f"Estimated {_n(s.get('model_gib'))} GiB of {_n(memory_gib(f)[1])} GiB "
-         f"{memory_gib(f)[0]} ({100 * float(s['model_gib']) / memory_gib(f)[1]:.0f}%): the seeds' 235B loaded "
+         f"{memory_gib(f)[0]} ({100 * float(s['model_gib']) / memory_gib(f)[1]:.0f}%): the original team's 235B loaded "
          "at 158-180 GB of 192 and left under 12 GB for activations.",
          "Lower batch_size (raise grad_accum to keep the effective batch), max_seq_len or LoRA rank; keep "
          "gradient checkpointing on."),

@@ -11,7 +11,7 @@ def score_member(model: Any, tokenizer: Any, name: str, records: list[dict], buc
                  method: str = "letters", batch_size: int = 16, max_new_tokens: int = 64) -> tuple[list[dict], dict]:
     """Rows for one member (its adapter switched on by name, "base" = off) and its timing.
 
-    method "letters": one forward per batch (helpers.scoring.score_letters). "generate": the seeds' baseline;
+    method "letters": one forward per batch (helpers.scoring.score_letters). "generate": the original team's baseline;
     a parsed letter becomes probability 1 on that choice and an unparsed answer counts as wrong.
     """
     import time

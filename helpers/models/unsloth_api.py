@@ -65,7 +65,7 @@ def unsloth_load_kwargs(source: Path | str, settings: dict, dtype: Any) -> dict:
     """FastLanguageModel.from_pretrained's arguments (tests/test_unsloth_wheel.py holds them to the pinned wheel).
 
     use_exact_model_name: without it Unsloth maps e.g. Qwen/Qwen2.5-72B-Instruct to unsloth/Qwen2.5-72B-Instruct, a
-    second 145 GB download into the cache (the seeds' full disk) and an adapter whose base is not the profile's."""
+    second 145 GB download into the cache (the original team's full disk) and an adapter whose base is not the profile's."""
     return {"model_name": str(source), "max_seq_length": settings["max_seq_len"], "dtype": dtype,
             "load_in_4bit": settings["load_in_4bit"], "trust_remote_code": settings["trust_remote_code"],
             "use_exact_model_name": True,

@@ -332,10 +332,10 @@ def ensemble_section(ctx: Ctx, ens: dict) -> list[Block]:
 
 
 def match_section(ctx: Ctx, tour: dict) -> list[Block]:
-    """agents/tournament.json: the scoreboard, the seeds' replay, the agents' output checks and latency."""
+    """agents/tournament.json: the scoreboard, the original team's replay, the agents' output checks and latency."""
     out: list[Block] = []
     for title, res in (("Match against the untrained base model", tour["match"]),
-                       ("The seeds' round-0 question format, replayed", tour.get("seeds_replay"))):
+                       ("The original team's round-0 question format, replayed", tour.get("seeds_replay"))):
         if not res:
             continue
         out += [("h", 3, title), ("table", ["team", "Q-score", "A-score", "total /200", "format-correct",

@@ -19,5 +19,5 @@ def refuse_fsdp() -> None:
     """Raise under FSDP: each rank's chunk checkpoint would hold only its own shard of the adapter."""
     if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true":
         raise NotImplementedError("FSDP is not supported by the chunked trainer yet: its checkpoints would hold one "
-                                  "rank's shard. Use one GPU (the seeds' 72B fits one MI300X) or DDP (docs/gpu.md, "
+                                  "rank's shard. Use one GPU (the original team's 72B fits one MI300X) or DDP (docs/gpu.md, "
                                   "\"Several GPUs\").")

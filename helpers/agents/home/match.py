@@ -132,7 +132,7 @@ def scoreboard(result: dict) -> list[dict]:
 
 
 class SeedsStyleQuestions:
-    """The seeds' round-0 Q-agent output shape: {id, question, choices: {A..D}, correct_answer}, no topic/answer."""
+    """The original team's round-0 Q-agent output shape: {id, question, choices: {A..D}, correct_answer}, no topic/answer."""
 
     def __init__(self, inner: Any):
         self.inner = inner
@@ -143,7 +143,7 @@ class SeedsStyleQuestions:
         return self.inner.topic_schedule(n)
 
     def ask(self, topic: str, subtopic: str) -> tuple[dict | None, dict]:
-        """The wrapped agent's question re-shaped the seeds' way (which the format filter rejects)."""
+        """The wrapped agent's question re-shaped the original team's way (which the format filter rejects)."""
         question, meta = self.inner.ask(topic, subtopic)
         if question is None:
             return None, meta

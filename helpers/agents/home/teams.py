@@ -1,4 +1,4 @@
-"""The teams a match at home puts up against the kit's: the untrained base model, and the seeds' round-0 format."""
+"""The teams a match at home puts up against the kit's: the untrained base model, and the original team's round-0 format."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def base_team(model: Any, tokenizer: Any, topics: dict, agents: AgentsSettings, 
 
 
 def seeds_team(model: Any, tokenizer: Any, topics: dict, agents: AgentsSettings, sel: dict, *, seed: int) -> Team:
-    """The seeds' round-0 team: the same verified questions written their way (which the format filter rejects),
+    """The original team's round-0 team: the same verified questions written their way (which the format filter rejects),
     answered by the kit's members."""
     asker = build.question_agent(tokenizer, topics, replace(agents, model_question_share=0.0), seed=seed, name="seeds")
     return Team("seeds-format", SeedsStyleQuestions(asker),
