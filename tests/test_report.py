@@ -207,7 +207,7 @@ def test_every_section_present(tmp_path):
     assert row(acc, "ensemble (soft_fitted: soft)")[2] == "**77.7%**" and row(acc, "oracle")[2] == "88.8%"
     board = table_after(md, "### Match against the untrained base model")
     assert row(board, "kit")[3] == "151.00" and row(board, "base")[3] == "97.50"
-    assert row(table_after(md, "### The seeds' round-0 question format, replayed"), "seeds-format")[5] == "YES"
+    assert row(table_after(md, "### The original team's round-0 question format, replayed"), "seeds-format")[5] == "YES"
     assert row(table_after(md, "## Elimination round at home"), "Seating") == ["Seating", "50.0% of 30", "90.0% of 10",
                                                                               "40.0"]
     ev = table_after(md, "## Evaluation")
