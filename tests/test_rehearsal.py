@@ -329,7 +329,12 @@ def test_the_agents_ran_with_the_profiles_settings_and_pass_the_filter(rehearsed
     assert tour["answer_mode"] == exported["agents"]["answer_mode"]
     rules = cfg.agents.rules
     n, unserved = cfg.agents.num_questions, tour["questions"]["sources"].get("none", 0)
-    assert unserved == 0 or topics_mod.unserved_pairs(rules.topics)  # nothing asked only where no family writes
+    # nothing asked only where no family writes, or where the topic's one family never fits the edition's length bound
+    # with this tokenizer (the rehearsal's stand-in counts ~1.3 characters a token: truth-tellers under July's 100
+    # tokens, which Qwen's vocabulary fits 93% of the time at level 1, never fit it)
+    none = [i for i in _read(agents / "questions.report.json")["items"] if i["source"] == "none"]
+    assert len(none) == unserved and all(i["reason"] in ("unserved_topic", "too_long_for_filter") for i in none), none
+    assert all(i["reason"] == "too_long_for_filter" for i in none) or topics_mod.unserved_pairs(rules.topics)
     asked = n - unserved
     assert tour["questions"]["requested"] == n and tour["questions"]["format_correct"] == asked
     assert not rules.disqualified(asked, n)

@@ -69,6 +69,7 @@ class QuestionAgent:
             raise ValueError(f"unserved must be one of {UNSERVED}, got {unserved!r}")
         # a topic no family writes: the writer alone (its checker's agreement the only check), or refused; counted
         self.unserved = unserved
+        self._too_long = False  # the question being asked finds its topic's one family mostly too long for the filter
         self.writer, self.model_share = writer, float(model_share)
         self.bank = list(bank or [])
         self.seed = seed
@@ -213,6 +214,8 @@ class QuestionAgent:
                         elif shape.get("give_way"):  # too long even at its shortest: a fast family stands in
                             self.stats["reject:family_too_long"] += 1
                             break
+                        else:  # the topic's one family: search on (some may fit), and say why if none does
+                            self._too_long = True
                 continue
             return question, rec
         return None, None
@@ -261,6 +264,7 @@ class QuestionAgent:
         deadline = timing.Deadline(self.budget_s, start=t0)
         letter_ = letter_ if letter_ in tuple(LETTERS4) else self.next_letter()
         self._start_question()
+        self._too_long = False
         kinds = topics_mod.generator_kinds(topic, subtopic)
         meta: dict[str, Any] = {"topic": topic, "subtopic": subtopic, "letter": letter_, "source": None,
                                 "reason": None, "record": None}
@@ -293,6 +297,8 @@ class QuestionAgent:
             meta["source"] = "none"
             if not kinds:
                 meta["reason"] = meta["reason"] or "unserved_topic"
+            elif self._too_long:  # its family writes nothing under the edition's length bound with this tokenizer
+                meta["reason"] = meta["reason"] or "too_long_for_filter"
         meta["seconds"] = time.perf_counter() - t0
         self.stats[f"source:{meta['source']}"] += 1
         return question, meta
