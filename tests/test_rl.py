@@ -334,7 +334,9 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
         pytest.skip(f"this trl cannot run GRPO here ({blocker}): the refusals are tested above, and the main and "
                     "container tiers run the steps")
     t0 = time.perf_counter()
-    cfg = config.load_profile("smoke", overrides={"model.base": _primed_base(tmp_path / "primed"), "rl.steps": 2})
+    # checkpointing on, as every GPU profile has it (smoke turns it off: the tiny model needs no activation savings)
+    cfg = config.load_profile("smoke", overrides={"model.base": _primed_base(tmp_path / "primed"), "rl.steps": 2,
+                                                  "model.gradient_checkpointing": True})
     lay = RunLayout.of(cfg)
     _stand_in_reasoner(cfg)
     primed = time.perf_counter() - t0
