@@ -115,3 +115,25 @@ def test_left_and_right_are_counted_from_the_sitters_own_facing():
         "So, since Ana faces the centre and Eli faces the centre, Fay sits immediately to the left of Eli."), text
     assert "by clue 2, Cy sits second to the left of Ana." in text, text  # Ben faces out: his right is Ana's left
     assert "going round to Ana's left: Ben, Cy, Dee, Eli and Fay" in text, text
+
+
+def test_a_square_table_clue_turned_round_says_why_and_reads_back():
+    """ "J sits three seats to L's right" written as "L sits third to the right of J" keeps the side word: true only
+    because the two, an odd number of seats apart, face opposite ways, and the step says so. The reasoner's reader
+    reads the sentence back and the checker proves it."""
+    from helpers.puzzles.deduction import reading
+    from helpers.puzzles.deduction.words import OPPOSITE_WAYS
+    puzzle = {"kind": "seating_square", "people": ["E", "F", "H", "J", "K", "L", "S", "Y"], "groups": {},
+              "facing": {}, "half": False, "corner_face": None, "phrasing": [1, 1, 1, 1, 0], "intro": 3,
+              "clues": [["right", "Y", "J", 2], ["right", "H", "J", 1], ["right", "J", "L", 3], ["left", "F", "K", 2],
+                        ["adj", "E", "J"]],
+              "question": ["who", "right", "K", 3], "q_phrasing": 2}
+    steps = write(puzzle, "H")
+    assert check(puzzle, steps, "H") == []
+    turned = [s for s in steps if s.uses == (2,)]
+    assert [s.claims for s in turned] == [(("right", "L", "J", 3),)]
+    assert turned[0].text.endswith(f"L sits third to the right of J{OPPOSITE_WAYS}."), turned[0].text
+    assert all(OPPOSITE_WAYS not in s.text for s in steps if s not in turned)  # a clue said its own way round
+    sentence = reading.first_sentence(turned[0].text)
+    assert reading.read_step(puzzle, sentence).claims == turned[0].claims
+    assert reading.first_step(puzzle, turned[0].text) == "valid"

@@ -22,7 +22,7 @@ import re
 from helpers.puzzles.deduction import kinship
 from helpers.puzzles.deduction.checker import check
 from helpers.puzzles.deduction.steps import CLASSIC, SEATING, Step, premise_names
-from helpers.puzzles.deduction.words import fact_text, premise_text, tokens
+from helpers.puzzles.deduction.words import OPPOSITE_WAYS, fact_text, premise_text, tokens
 from helpers.puzzles.seating import classic, layouts, parse
 
 FIRST_STEP = ("valid", "invalid", "unreadable", "empty", "no_reader")  # the verdicts first_step gives
@@ -136,6 +136,7 @@ def read_step(puzzle: dict, sentence: str) -> Step | None:
     if any(not 0 <= u < clues for u in uses):
         return None
     body, table = (sentence[cited.end():] if cited else sentence).lower(), fact_table(puzzle)
+    body = body.removesuffix(OPPOSITE_WAYS.lower())  # the square table's reason for a clue turned round
     facts = read_clauses(body, table) or read_alternatives(body, table)
     if not facts:
         return None

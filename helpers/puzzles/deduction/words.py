@@ -316,6 +316,22 @@ def _closing(puzzle: dict, step: Step) -> str:
     return by + (f"{cite(step.uses)} fails" if step.uses else "no seating is left")
 
 
+# Said after a square-table step that turns a cited clue round with the same side word ("J sits three seats to L's
+# right", so "L sits third to the right of J"): true only because those an odd number of seats apart, one at a corner
+# and one mid-side, face opposite ways, which the reader is told rather than left to find.
+OPPOSITE_WAYS = " (an odd number of seats apart, they face opposite ways)"
+
+
+def turned_round(puzzle: dict, step: Step) -> str:
+    """OPPOSITE_WAYS when the step says one of its square-table clues from the other person's side with the same side
+    word, else ""."""
+    if puzzle["kind"] != "seating_square":
+        return ""
+    cited = {tuple(puzzle["clues"][u]) for u in step.uses}
+    turned = any(len(f) == 4 and f[0] in ("left", "right") and (f[0], f[2], f[1], f[3]) in cited for f in step.claims)
+    return OPPOSITE_WAYS if turned else ""
+
+
 def _body(puzzle: dict, step: Step) -> str:
     """What a step says, without its case's "If ..." opening."""
     by = citing(puzzle, step)
@@ -323,7 +339,8 @@ def _body(puzzle: dict, step: Step) -> str:
         return (by or "so ") + alternatives([fact_text(puzzle, f) for f in step.split])
     if step.closes:
         return _closing(puzzle, step)
-    said = answer_text(puzzle, step.answer) if step.answer is not None else claims_text(puzzle, step.claims)
+    said = (answer_text(puzzle, step.answer) if step.answer is not None
+            else claims_text(puzzle, step.claims) + turned_round(puzzle, step))
     return by + said if by or step.case else "so " + said
 
 

@@ -138,12 +138,15 @@ def explain_gender(p: dict, answer: str) -> str:
 
 
 def gender_steps(p: dict, answer: str) -> list[Said]:
-    """The explanation as steps: the links from one person to the other, the gender inferred or left open, the
-    answer (citing the links' steps and the inferred gender's)."""
+    """The explanation as steps: the links from one person to the other (worded by the stated genders), the gender
+    inferred or left open, the answer (citing the links' steps and the inferred gender's)."""
     models = gender_models(p["facts"])
     proven = proven_genders(models)
     x, y = _gender_target(p, answer)
-    steps = path_said(p["facts"], models[0], proven, y, x)[0] if y else []
+    # the links word people by the genders the facts state: one inferred (x's, through the spouse) is shown after
+    # them, so before it a link says "spouse", never "husband"
+    shown = {who: g for who, g in proven.items() if who in (stated_genders(p["facts"]) or {})}
+    steps = path_said(p["facts"], models[0], shown, y, x)[0] if y else []
     links = tuple(range(len(steps)))
     steps += _gender_said(p["facts"], models[0], proven, x)[0]
     grounds = links + tuple(i for i in range(len(links), len(steps)) if any(c[0] == "gender" for c in steps[i].claims))
