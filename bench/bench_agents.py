@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 # The question's goal was 1 s until 2026-11-27. Its p99 (the third-slowest of 300) is a single build of the hardest
 # families (attributes, the square, mixed facing: rejection sampling, 1.0-1.4 s at its tail on one core), not the
-# deduction (timing.EXPLAIN_S bounds it), and it swung 0.75-1.23 s over eleven runs on two CPU vendors, so `make bench`
+# deduction (timing.EXPLAIN_WORK bounds it), and it swung 0.75-1.23 s over eleven runs on two CPU vendors, so `make bench`
 # failed at random. Cutting that tail means asking fewer of those families. 1.5 s is 15% of the organisers' 10 s and
 # 30% of the agent's own 5 s budget (docs/results.md, Tournament agents).
 GOALS = {"question_p99_s": 1.5, "answer_p99_s": 0.5}

@@ -5,6 +5,8 @@ as over it."""
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import replace
 
 import pytest
@@ -241,19 +243,38 @@ def test_dropping_a_written_case_is_refused_with_the_split_named():
 
 
 def test_a_writer_told_to_stop_stops_and_the_explanation_says_so():
-    """The Q-agent gives a deduction timing.EXPLAIN_S to be written: past it the writer stops between steps and the
-    question carries the solver's count instead, counted as no_time; with time, the same puzzle gets its deduction."""
+    """The Q-agent gives a deduction timing.EXPLAIN_WORK of work: past it the writer stops between steps and the
+    question carries the solver's count instead, counted as work_budget; with enough, the same puzzle gets its
+    deduction. The budget is a count (the board's seatings times the writer's asks), so it stops at the same ask on
+    every CPU."""
+    from helpers.puzzles.deduction.writer import BOARD_WORK
     asked = []
 
     def give_up() -> bool:
         asked.append(1)
         return len(asked) > 1  # the board is built and one step looked for, then time is up
-    with pytest.raises(board.NoDeduction, match="no_time"):
+    with pytest.raises(board.NoDeduction, match="work_budget"):
         write(PUZZLE, "Eli", give_up)
     assert len(asked) == 2
-    text, how = measure.explanation(PUZZLE, "Eli", within_s=0.0)
-    assert how == "count:no_deduction:no_time" and text and "step" not in text.lower()
-    assert measure.explanation(PUZZLE, "Eli", within_s=60.0)[1] == "deduction"
+    text, how = measure.explanation(PUZZLE, "Eli", work=0)
+    assert how == "count:no_deduction:work_budget" and text and "step" not in text.lower()
+    assert measure.explanation(PUZZLE, "Eli", work=10**9)[1] == "deduction"
+    seatings = len(board.Board(PUZZLE).table.rows)
+    needs = next(n for n in range(1, 1000) if measure.explanation(PUZZLE, "Eli", work=seatings * (n + BOARD_WORK))[1]
+                 == "deduction")  # the asks this deduction takes: one fewer is refused, whatever the CPU
+    assert measure.explanation(PUZZLE, "Eli", work=seatings * (needs + BOARD_WORK) - 1)[1] == \
+        "count:no_deduction:work_budget"
+
+
+def test_a_slow_cpu_gets_the_same_explanation(monkeypatch):
+    """No clock decides the explanation: with every clock reading 10 s after the one before (a CPU thousands of
+    times slower), a deduction within the work budget is still written, word for word the same. Before the budget was
+    a count, the same question got the solver's count on a slow CPU and the deduction on a fast one."""
+    from helpers.agents import timing
+    fast = measure.explanation(PUZZLE, "Eli", work=timing.EXPLAIN_WORK)
+    clock = iter(range(0, 10**9, 10))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(clock)))
+    assert measure.explanation(PUZZLE, "Eli", work=timing.EXPLAIN_WORK) == fast and fast[1] == "deduction"
 
 
 def test_the_measure_counts_over_budget_puzzles(monkeypatch):

@@ -225,7 +225,7 @@ class QuestionAgent:
         the question still passes the filter with it (deduction.explanation), else keep the solver's own text;
         counted by source ("explanation:deduction", "explanation:count:<why>", "explanation:links")."""
         text, how = deduction.explanation(rec["puzzle"], rec["choices"][rec["answer"]], seconds_left=deadline.left(),
-                                          within_s=timing.EXPLAIN_S)
+                                          work=timing.EXPLAIN_WORK)
         explained = {**question, "explanation": text}
         if how == "deduction" and not filters.check_question(explained, self.tokenizer, self.rules).ok:
             how = "count:filter"

@@ -181,7 +181,7 @@ class ModelWriter:
         have moved since it was read: move_key)."""
         puzzle, key = question.pop(PROOF)
         puzzle = puzzles.in_choice_order(puzzle, [strip_prefix(c) for c in question["choices"]])
-        text, how = deduction.explanation(puzzle, key, seconds_left=deadline.left(), within_s=timing.EXPLAIN_S)
+        text, how = deduction.explanation(puzzle, key, seconds_left=deadline.left(), work=timing.EXPLAIN_WORK)
         question["explanation"] = " ".join(text.split()[:MAX_EXPLANATION_WORDS - 1])
         self.explained[how] += 1
 

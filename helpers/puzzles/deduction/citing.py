@@ -122,11 +122,11 @@ class Citer:
 
 
 def cite_steps(board: Board, steps: list[Step], give_up: Callable[[], bool] | None = None) -> list[Step]:
-    """Every step citing what it rests on (see the module's words); NoDeduction "uncited" when none is found, "no_time"
-    when give_up() says stop (asked before each step)."""
+    """Every step citing what it rests on (see the module's words); NoDeduction "uncited" when none is found,
+    "work_budget" when give_up() says stop (asked before each step)."""
     citer, out = Citer(board, steps), []
     for i in range(len(steps)):
         if give_up is not None and give_up():
-            raise NoDeduction("no_time")
+            raise NoDeduction("work_budget")
         out.append(citer.cite(i))
     return out

@@ -25,18 +25,18 @@ def deduction_text(steps: list) -> str:
     return " ".join(s.text for s in steps)
 
 
-def verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str, str]:
+def verdict(puzzle: dict, key: str, work: int | None = None) -> tuple[str, str]:
     """(outcome, text) for one puzzle: "ok", "over_budget", "failed_check" or the writer's reason for none (a
     kinship family's deduction is its own explanation's steps, checked by check_kinship); a seating writer still
-    looking after within_s seconds stops ("no_deduction:no_time")."""
-    outcome, text, _ = timed_verdict(puzzle, key, within_s)
+    looking past the work budget stops ("no_deduction:work_budget": deduction.writer.work_budget)."""
+    outcome, text, _ = timed_verdict(puzzle, key, work)
     return outcome, text
 
 
-def timed_verdict(puzzle: dict, key: str, within_s: float | None = None) -> tuple[str, str, dict]:
+def timed_verdict(puzzle: dict, key: str, work: int | None = None) -> tuple[str, str, dict]:
     """verdict, with the deduction's steps and the seconds spent writing it: {"steps": n, "write_s": s}."""
     start = time.perf_counter()
-    writer, checker = _writer_and_checker(puzzle, within_s, start)
+    writer, checker = _writer_and_checker(puzzle, work)
     try:
         steps = writer(puzzle, key)
     except NoDeduction as exc:
@@ -48,7 +48,7 @@ def timed_verdict(puzzle: dict, key: str, within_s: float | None = None) -> tupl
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text, info
 
 
-def _writer_and_checker(puzzle: dict, within_s: float | None, start: float) -> tuple[Callable, Callable]:
+def _writer_and_checker(puzzle: dict, work: int | None) -> tuple[Callable, Callable]:
     """The family's deduction writer (puzzle, key) -> steps and checker (puzzle, steps, key) -> problems: a family
     of the contract's own (helpers.puzzles.families), the blood-relation families', or the seating writer's."""
     own = families.module(puzzle["kind"])
@@ -61,23 +61,22 @@ def _writer_and_checker(puzzle: dict, within_s: float | None, start: float) -> t
         return deduce, own.check
     if puzzle["kind"] in KINSHIP_KINDS:
         return write_kinship, check_kinship
-    give_up = None if within_s is None else (lambda: time.perf_counter() - start > within_s)
-    return (lambda p, key: write(p, key, give_up)), check
+    return (lambda p, key: write(p, key, work=work)), check
 
 
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None,
-                within_s: float | None = None) -> tuple[str, str]:
+                work: int | None = None) -> tuple[str, str]:
     """(the explanation a question carries, where it came from): the puzzle's checked deduction, under LIMIT words
     ("deduction"), else the solver's own text (catalogue.explain: a seating puzzle's count over every seating,
     "count:<why no deduction>", "count:error:<type>" when writing or checking raised; a blood-relation puzzle's
     unchecked chain of links, "links:<why>"). A seating deduction is tried only with at least WRITE_RESERVE_S left
     (a big board can take a second or two on a busy CPU), else "count:no_time", and its writer stops once it has
-    looked for within_s seconds ("count:no_deduction:no_time": the agents' timing.EXPLAIN_S)."""
+    done `work` ("count:no_deduction:work_budget": the agents' timing.EXPLAIN_WORK, a count, so alike on every CPU)."""
     seating = puzzle["kind"] in SEATING
     if seating and seconds_left is not None and seconds_left < WRITE_RESERVE_S:
         return catalogue.explain(puzzle, key), "count:no_time"
     try:
-        outcome, text = verdict(puzzle, key, within_s)
+        outcome, text = verdict(puzzle, key, work)
     except Exception as exc:  # noqa: BLE001 - the question is proven already; its explanation may fall back, counted
         outcome, text = f"error:{type(exc).__name__}", ""
     if outcome == "ok" and len(text.split()) >= LIMIT:  # a record's explanation stays under it (catalogue.verify)

@@ -118,7 +118,8 @@ class Writer:
     one)."""
 
     def __init__(self, board: Board, key: str, give_up: Callable[[], bool] | None = None) -> None:
-        """The board, the key to conclude, and when to stop looking (NoDeduction "no_time" once give_up() says so)."""
+        """The board, the key to conclude, and when to stop looking (NoDeduction "work_budget" once give_up() says
+        so)."""
         self.board, self.key = board, key
         self.every = board.mask(frozenset(range(len(board.masks))))
         self.clues = list(range(len(board.masks)))
@@ -152,7 +153,7 @@ class Writer:
         stated = stated if stated is not None else self.known(said & case_mask)
         while len(steps) < MAX_STEPS:
             if self.give_up():
-                raise NoDeduction("no_time")
+                raise NoDeduction("work_budget")
             m = said & case_mask
             end = self.ending(m, case, close, stated)
             if end is not None and close:
@@ -339,10 +340,28 @@ def _never() -> bool:
     return False
 
 
-def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None) -> list[Step]:
-    """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "no_time" when
-    give_up() said stop: it is asked between steps, once the board is built, and between citations)."""
+BOARD_WORK = 20  # a board's listing and its first look, in writer steps: a big board costs before any step
+
+
+def work_budget(seatings: int, work: int) -> Callable[[], bool]:
+    """give_up for a work budget: True once the board's seatings times (the asks so far + BOARD_WORK) pass `work`.
+    Each ask is one writer step or citation, each over the listed seatings; a count, so every CPU stops alike."""
+    asked = 0
+
+    def give_up() -> bool:
+        nonlocal asked
+        asked += 1
+        return seatings * (asked + BOARD_WORK) > work
+    return give_up
+
+
+def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, work: int | None = None) -> list[Step]:
+    """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
+    give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
+    citations)."""
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
+    if work is not None:
+        give_up = work_budget(len(board.table.rows), work)
     writer = Writer(board, key, give_up)
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
     every = np.ones(len(board.table.rows), dtype=bool)
