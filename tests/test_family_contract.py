@@ -132,3 +132,17 @@ def test_the_agents_chats_are_built_for_the_family(kind):
     reasoner = reasoner_data.reasoner_records(6, seed=1, kinds=(kind,), levels=puzzles.LEVELS, stats=stats)
     assert len(reasoner) == 6 and {r["reasoning"] for r in reasoner} == {"deduction"}, stats
     assert all(r["chat"][-1]["content"].endswith(f"Answer: {'ABCD'[r['answer']]}") for r in reasoner)
+
+
+def test_a_syllogism_conclusion_s_form_is_drawn_apart_from_its_outcome():
+    """The options are the exam's fixed four, so a conclusion's form must tell nothing of whether it follows: each
+    form is drawn apart from the outcome, and a pair of forms that cannot take the outcome would be redrawn, which
+    ties form to outcome. No level may redraw (level 1 asks no "All" conclusion for this: with it, 7 of the 64 form
+    and outcome pairs could not be built, and "All" followed 39% of the time, "Some" 63%)."""
+    import random
+    from helpers.puzzles import syllogism
+    for level in puzzles.LEVELS:
+        stats: dict = {}
+        rng = random.Random(f"contract:syllogism:{level}")
+        built = [syllogism.build(rng, [], kind="syllogism", level=level, stats=stats) for _ in range(100)]
+        assert None not in built and "forms_redrawn" not in stats, (level, stats)

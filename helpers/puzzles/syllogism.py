@@ -9,8 +9,9 @@ from exactly the statements that prove it, one that need not hold is shown by a 
 
 Because the four options are fixed, their texts tell nothing only if each outcome is the key equally often: the
 outcome is drawn first, evenly, and so is each conclusion's form apart from its outcome; then statements are drawn
-until the two conclusions have the drawn outcome. A pair of forms that cannot have it is redrawn, which leaves a form
-hinting at its outcome at level 1 ("Some" conclusions follow 63% of the time, "All" 39%; docs/results.md).
+until the two conclusions have the drawn outcome. A pair of forms that cannot have it would be redrawn, and a form
+would then hint at its outcome: level 1 asks no "All" conclusion for that reason (CONCLUSION_FORMS;
+docs/results.md).
 
 Levels: 1, three classes, two statements, definite conclusions; 2, four classes, three statements; 3, four classes,
 four statements, at least one conclusion a possibility.
@@ -39,7 +40,11 @@ CLASSES = ("cats", "dogs", "birds", "cars", "boats", "pens", "cups", "books", "b
 SIZES = {1: (3, 2), 2: (4, 3), 3: (4, 4)}  # classes, statements
 MAX_CLASSES = 4  # the most a read text may have: 2^15 diagrams
 STATEMENT_FORMS = ("all", "some", "no", "some_not")
-CONCLUSION_FORMS = {1: STATEMENT_FORMS, 2: STATEMENT_FORMS, 3: STATEMENT_FORMS + ("may_some", "may_all")}
+# Level 1 asks no "All" conclusion: from two statements over three classes one follows only from an "All ... All"
+# chain, and then beside it another conclusion of most forms cannot take half the outcomes (7 of the 64 form and
+# outcome pairs cannot be built), so its form told its outcome ("All" followed 39% of the time, "Some" 63%). With
+# the other three forms every pair can be built, and each form follows half the time.
+CONCLUSION_FORMS = {1: ("some", "no", "some_not"), 2: STATEMENT_FORMS, 3: STATEMENT_FORMS + ("may_some", "may_all")}
 TEXT = {"all": "All {x} are {y}.", "some": "Some {x} are {y}.", "no": "No {x} are {y}.",
         "some_not": "Some {x} are not {y}.", "may_some": "Some {x} being {y} is a possibility.",
         "may_all": "All {x} being {y} is a possibility."}
