@@ -360,7 +360,7 @@ def test_a_deduction_past_its_allowance_leaves_the_count_and_is_counted(tok, mon
     assert agent.stats["explanation:count:no_deduction:work_budget"] == 3
 
 
-def test_a_proven_model_seating_question_gets_the_checked_deduction(tok, monkeypatch):
+def test_a_proven_model_seating_question_gets_the_checked_deduction(tok):
     rec = puzzles.make_puzzle("seating_linear", 1, 0, random.Random(8), {}, id="seat")
     reply = json.dumps({"topic": "x", "question": rec["question"], "answer": "A", "explanation": "Given.",
                         "choices": [f"{'ABCD'[i]}) {c}" for i, c in enumerate(rec["choices"])]})

@@ -266,6 +266,22 @@ def test_a_writer_told_to_stop_stops_and_the_explanation_says_so():
         "count:no_deduction:work_budget"
 
 
+def test_a_budget_spent_inside_a_case_split_stops_the_whole_deduction():
+    """Out of work inside one case of a split, the writer stops: it neither tries the next split nor reports
+    "no_split" (a reviewer found 23 of 225 cut points of four level-3 deductions miscounted so)."""
+    rec = measure.records("seating_linear", 3, 25, seed=3)[24]  # of the first 40, the fewest asks with a case split
+    puzzle, key = rec["puzzle"], rec["choices"][rec["answer"]]
+    asks: list = []
+    assert "If " in measure.deduction_text(write(puzzle, key, lambda: bool(asks.append(1)))) and len(asks) == 30
+    for n in range(1, len(asks)):
+        def give_up(left: list = [n]) -> bool:
+            left[0] -= 1
+            return left[0] < 0
+        with pytest.raises(board.NoDeduction) as stopped:
+            write(puzzle, key, give_up)
+        assert str(stopped.value) == "work_budget", (n, len(asks), stopped.value)
+
+
 def test_a_slow_cpu_gets_the_same_explanation(monkeypatch):
     """No clock decides the explanation: with every clock reading 10 s after the one before (a CPU thousands of
     times slower), a deduction within the work budget is still written, word for word the same. Before the budget was

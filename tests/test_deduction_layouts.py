@@ -137,3 +137,10 @@ def test_a_square_table_clue_turned_round_says_why_and_reads_back():
     sentence = reading.first_sentence(turned[0].text)
     assert reading.read_step(puzzle, sentence).claims == turned[0].claims
     assert reading.first_step(puzzle, turned[0].text) == "valid"
+    # the reason stands right after its own clause, wherever that is in the sentence, and the reader reads past it
+    two = f"By clues 3 and 2, L sits third to the right of J{OPPOSITE_WAYS} and H sits immediately to the right of J"
+    assert reading.read_step(puzzle, two).claims == (("right", "L", "J", 3), ("right", "H", "J", 1))
+    # an answer that turns its clue round says why too
+    asked = dict(puzzle, question=["who", "right", "J", 3], clues=puzzle["clues"][:3])
+    last = write(asked, "L")[-1]
+    assert last.answer == "L" and last.text.endswith(f"L sits third to the right of J{OPPOSITE_WAYS}."), last.text

@@ -18,8 +18,10 @@ from _tiny import ROOT, cpu_recommendation, one_torch_thread, tiny_model_dir
 
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 SMOKE = config.load_profile("smoke")
-# every setting of the model section on "auto" (as base.yaml has them), the smoke profile's 256 tokens
-MODEL = dataclasses.replace(SMOKE.model, dtype="auto", load_in_4bit="auto", use_unsloth="auto")
+# every setting of the model section on "auto" (as base.yaml has them), the smoke profile's 256 tokens, and
+# checkpointing on as base.yaml has it (the smoke profile turns it off: the tiny model needs no activation savings)
+MODEL = dataclasses.replace(SMOKE.model, dtype="auto", load_in_4bit="auto", use_unsloth="auto",
+                            gradient_checkpointing=True)
 
 
 def spec(method: str, r: int, alpha: float) -> config.AdapterSpec:

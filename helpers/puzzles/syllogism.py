@@ -268,8 +268,8 @@ def build(rng: random.Random, names: list, *, kind: str, level: int, stats: dict
     if kind not in KINDS or level not in SIZES:
         raise ValueError(f"unknown kind/level {kind!r}/{level!r}")
     outcome = rng.choice(list(OPTIONS))
-    for _ in range(FORM_DRAWS):  # a pair of forms that cannot have the outcome (two "All" conclusions that both
-        forms = [rng.choice(CONCLUSION_FORMS[level]) for _ in outcome]  # follow from two statements) is redrawn
+    for _ in range(FORM_DRAWS):  # a pair of forms the statement draws did not fit is redrawn: never seen since level
+        forms = [rng.choice(CONCLUSION_FORMS[level]) for _ in outcome]  # 1 left out "All" (the contract test holds it)
         if level == 3 and not any(f.startswith("may_") for f in forms):
             forms[rng.randrange(2)] = rng.choice(("may_some", "may_all"))
         built = _build(rng, kind, level, outcome, forms, stats)

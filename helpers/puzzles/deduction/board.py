@@ -24,6 +24,10 @@ class NoDeduction(RuntimeError):
     """The writer found no deduction within its depth and step limits."""
 
 
+class OutOfWork(NoDeduction):
+    """The writer's work budget ran out ("work_budget"): the whole deduction stops, no other case split is tried."""
+
+
 @dataclass(frozen=True)
 class Known:
     """What holds in every seating of a set: who is placed where, and which pairs sit a fixed distance apart."""

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from helpers.puzzles.deduction.board import Board, NoDeduction
+from helpers.puzzles.deduction.board import Board, NoDeduction, OutOfWork
 from helpers.puzzles.deduction.checker import Proof, citable
 from helpers.puzzles.deduction.steps import Step, concluded_case, established, frozen, premise_names
 
@@ -127,6 +127,6 @@ def cite_steps(board: Board, steps: list[Step], give_up: Callable[[], bool] | No
     citer, out = Citer(board, steps), []
     for i in range(len(steps)):
         if give_up is not None and give_up():
-            raise NoDeduction("work_budget")
+            raise OutOfWork("work_budget")
         out.append(citer.cite(i))
     return out

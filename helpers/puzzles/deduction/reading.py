@@ -136,7 +136,7 @@ def read_step(puzzle: dict, sentence: str) -> Step | None:
     if any(not 0 <= u < clues for u in uses):
         return None
     body, table = (sentence[cited.end():] if cited else sentence).lower(), fact_table(puzzle)
-    body = body.removesuffix(OPPOSITE_WAYS.lower())  # the square table's reason for a clue turned round
+    body = body.replace(OPPOSITE_WAYS.lower(), "")  # the square table's reason for a clue turned round
     facts = read_clauses(body, table) or read_alternatives(body, table)
     if not facts:
         return None

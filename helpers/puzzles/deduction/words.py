@@ -322,14 +322,24 @@ def _closing(puzzle: dict, step: Step) -> str:
 OPPOSITE_WAYS = " (an odd number of seats apart, they face opposite ways)"
 
 
-def turned_round(puzzle: dict, step: Step) -> str:
-    """OPPOSITE_WAYS when the step says one of its square-table clues from the other person's side with the same side
-    word, else ""."""
+def turned_round(puzzle: dict, step: Step, facts: tuple) -> list[tuple]:
+    """The facts that say one of the step's square-table clues from the other person's side with the same side word
+    (none at any other table)."""
     if puzzle["kind"] != "seating_square":
-        return ""
+        return []
     cited = {tuple(puzzle["clues"][u]) for u in step.uses}
-    turned = any(len(f) == 4 and f[0] in ("left", "right") and (f[0], f[2], f[1], f[3]) in cited for f in step.claims)
-    return OPPOSITE_WAYS if turned else ""
+    return [f for f in facts if len(f) == 4 and f[0] in ("left", "right") and (f[0], f[2], f[1], f[3]) in cited]
+
+
+def _with_reasons(puzzle: dict, said: str, turned: list[tuple]) -> str:
+    """said with OPPOSITE_WAYS right after each turned fact's clause (at the end when a group's words hold it)."""
+    for fact in turned:
+        clause = fact_text(puzzle, fact)
+        if clause in said:
+            said = said.replace(clause, clause + OPPOSITE_WAYS, 1)
+        elif OPPOSITE_WAYS not in said:
+            said += OPPOSITE_WAYS
+    return said
 
 
 def _body(puzzle: dict, step: Step) -> str:
@@ -339,8 +349,12 @@ def _body(puzzle: dict, step: Step) -> str:
         return (by or "so ") + alternatives([fact_text(puzzle, f) for f in step.split])
     if step.closes:
         return _closing(puzzle, step)
-    said = (answer_text(puzzle, step.answer) if step.answer is not None
-            else claims_text(puzzle, step.claims) + turned_round(puzzle, step))
+    if step.answer is not None:
+        fact = question_fact(puzzle, step.answer)
+        said = _with_reasons(puzzle, answer_text(puzzle, step.answer),
+                             turned_round(puzzle, step, (fact,) if fact else ()))
+    else:
+        said = _with_reasons(puzzle, claims_text(puzzle, step.claims), turned_round(puzzle, step, step.claims))
     return by + said if by or step.case else "so " + said
 
 

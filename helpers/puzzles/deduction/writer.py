@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from helpers.puzzles.deduction.board import MAX_WORLDS, Board, Known, NoDeduction
+from helpers.puzzles.deduction.board import MAX_WORLDS, Board, Known, NoDeduction, OutOfWork
 from helpers.puzzles.deduction.citing import cite_steps
 from helpers.puzzles.deduction.layouts import LAYOUTS, NA, LayoutBoard
 from helpers.puzzles.deduction.steps import CLASSIC, WRITTEN, Step
@@ -153,7 +153,7 @@ class Writer:
         stated = stated if stated is not None else self.known(said & case_mask)
         while len(steps) < MAX_STEPS:
             if self.give_up():
-                raise NoDeduction("work_budget")
+                raise OutOfWork("work_budget")
             m = said & case_mask
             end = self.ending(m, case, close, stated)
             if end is not None and close:
@@ -262,6 +262,8 @@ class Writer:
             try:
                 branch, survivor = self.cases(said, case, c, facts, masks, depth)
                 whole = self.resume(steps + branch, said, case, case_mask, depth, close, stated, survivor)
+            except OutOfWork:
+                raise
             except NoDeduction:
                 continue
             if best is None or self.words(whole) < self.words(best):
@@ -287,6 +289,8 @@ class Writer:
         for size, _, c, facts, masks in self.options(said, case_mask, stated, depth):
             try:
                 tried = self.cases(said, case, c, facts, masks, depth)
+            except OutOfWork:
+                raise
             except NoDeduction:
                 continue
             if best is None or self.words(tried[0]) < self.words(best[0]):
@@ -359,6 +363,8 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, wor
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
     give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
     citations)."""
+    if work is not None and give_up is not None:
+        raise ValueError("write: give a give_up callable or a work budget, not both")
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
     if work is not None:
         give_up = work_budget(len(board.table.rows), work)
