@@ -532,3 +532,24 @@ def test_measuring_only_and_starting_over_together_is_refused():
     done = subprocess.run([sys.executable, "-m", "helpers.agents.stages", "reasoner", "--measure-only", "--no-resume"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "give one" in done.stderr
+
+
+def test_the_reasoner_trains_and_is_measured_on_the_families_its_edition_asks(monkeypatch):
+    """October 2025 asks seating and blood relations: its reasoner's chats, held-out puzzles and RL prompts come from
+    those 12 families, not the truth-teller, syllogism, series or direction families the base profile also lists;
+    July 2025 asks truth-tellers too. A family no topic routes to would teach the A-agent puzzles it never meets."""
+    from helpers.agents.stages import reasoner_rl
+    new = {"truth_liars", "syllogism", "alnum_series", "direction_sense"}
+    october = config.load_profile("smoke")
+    july = config.load_profile("smoke", overrides={"agents.edition": "2025-07-aaipl"})
+    assert set(build.asked_kinds(october)) == set(october.agents.puzzle_kinds) - new
+    assert set(build.asked_kinds(july)) == set(october.agents.puzzle_kinds) - new | {"truth_liars"}
+    drawn: dict = {}  # the chats' draw, two of them written (the profile's 96 take ~1 min of deductions)
+    records = reasoner_data.reasoner_records
+    monkeypatch.setattr(reasoner_data, "reasoner_records", lambda n, **kw: drawn.update(kw) or records(2, **kw))
+    reasoner_train.build_data(october)
+    chats = set(drawn["kinds"])
+    held = {q["kind"] for q in reasoner_train.measure_questions(october)}
+    prompts = {json.loads(line)["kind"] for line in reasoner_rl.build_prompts(october).read_text().splitlines()}
+    for used in (chats, held, prompts):
+        assert used and used <= set(build.asked_kinds(october)), used

@@ -183,6 +183,15 @@ def read_topics(cfg: config.Profile, topics_file: str | None = None) -> dict:
     return cfg.agents.rules.topics
 
 
+def asked_kinds(cfg: config.Profile) -> tuple[str, ...]:
+    """The families of agents.puzzle_kinds that the edition's topics route to (topics.families): those its Q-agents
+    ask and its A-agent meets, which the reasoner is trained, measured and reinforced on (October 2025's seating and
+    blood relations: 12 of the 16). Every family when no topic routes to one, so a reasoner still has puzzles."""
+    kinds = tuple(cfg.agents.puzzle_kinds)
+    asked = {k for t, s in topics_mod.pairs(read_topics(cfg)) for k in topics_mod.families(t, s, kinds)}
+    return tuple(k for k in kinds if k in asked) or kinds
+
+
 def kit_answer_agent(cfg: config.Profile) -> tuple[AnswerAgent, dict]:
     """(A-agent, selection) for a run: loads the base and the chosen members."""
     sel, agents = selection(cfg), agents_cfg(cfg)

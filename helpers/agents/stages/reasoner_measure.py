@@ -1,5 +1,5 @@
-"""Letter-only against reasoning, measured: the same held-out puzzles (every family of agents.puzzle_kinds x
-reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
+"""Letter-only against reasoning, measured: the same held-out puzzles (every family the edition asks,
+build.asked_kinds, x reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
 A-agent itself in harness-sized batches. Reported: accuracy overall and by family and level, seconds per answer
 (p50/p99) against the 6 s limit, the share of reasonings cut by the deadline or the token cap, the favourite letter
 (a collapse shows there, not in a loss), the answer filter's verdict, whether each reasoning's first step is true

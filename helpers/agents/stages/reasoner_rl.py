@@ -72,12 +72,13 @@ def check_settings(rl: config.RLSettings) -> None:
 
 
 def build_prompts(cfg: config.Profile) -> Path:
-    """runs/<run>/agents/reasoner_rl_prompts.jsonl: rl.prompts puzzles over agents.puzzle_kinds x rl.levels
-    (deterministic for the profile's seed, so a rebuild resumes the same run)."""
+    """runs/<run>/agents/reasoner_rl_prompts.jsonl: rl.prompts puzzles over the edition's families (build.asked_kinds)
+    x rl.levels (deterministic for the profile's seed, so a rebuild resumes the same run)."""
+    from helpers.agents import build  # here: this module imports Unsloth before trl, transformers and peft
     check_settings(cfg.rl)
     path = RunLayout.of(cfg).rl_data
     path.parent.mkdir(parents=True, exist_ok=True)
-    io.write_jsonl(path, rl_records(cfg.rl.prompts, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.rl.levels))
+    io.write_jsonl(path, rl_records(cfg.rl.prompts, seed=cfg.seed, kinds=build.asked_kinds(cfg), levels=cfg.rl.levels))
     return path
 
 

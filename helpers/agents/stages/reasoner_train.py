@@ -26,13 +26,14 @@ from helpers.layout import RunLayout
 
 
 def build_data(cfg: config.Profile) -> Path:
-    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over agents.puzzle_kinds x reasoner.levels,
-    their reasoning inside the profile's token budget where a draw allows (counted with the base's tokenizer), and
-    beside it their sources and what was left out or redrawn, counted by reason (reasoner_train.counts.json)."""
+    """runs/<run>/agents/reasoner_train.jsonl: reasoner.examples chats over the edition's families (build.asked_kinds)
+    x reasoner.levels, their reasoning inside the profile's token budget where a draw allows (counted with the base's
+    tokenizer), and beside it their sources and what was left out or redrawn, counted by reason
+    (reasoner_train.counts.json)."""
     lay, counts = RunLayout.of(cfg), Counter()
     tokenizer, budget = build.load_tokenizer(cfg), reasoner.token_budget(cfg.agents)
     path = write_chats(cfg, REASONER, lay.reasoner_data, lambda n: reasoner_data.reasoner_records(
-        n, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds, levels=cfg.reasoner.levels, stats=counts,
+        n, seed=cfg.seed, kinds=build.asked_kinds(cfg), levels=cfg.reasoner.levels, stats=counts,
         tokens=lambda text: filters.count_tokens(text, tokenizer), budget=budget))
     io.write_json(lay.reasoner_data_counts, {"token_budget": budget, **dict(sorted(counts.items()))})
     return path
@@ -56,7 +57,7 @@ def rl_is_current(cfg: config.Profile, model: Any) -> bool:
 
 def measure_questions(cfg: config.Profile) -> list[dict]:
     """The held-out puzzles a run's reasoner is measured on (reasoner.measure of them, from the run's seed)."""
-    return reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed, kinds=cfg.agents.puzzle_kinds,
+    return reasoner_measure.held_out(cfg.reasoner.measure, seed=cfg.seed, kinds=build.asked_kinds(cfg),
                                      levels=cfg.reasoner.levels)
 
 
