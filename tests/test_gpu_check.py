@@ -282,6 +282,7 @@ def test_the_overlay_keeps_the_profile_and_records_every_swap():
     assert {"model.dtype", "model.use_unsloth", "curriculum.chunks", "train.epochs_per_chunk"} <= keys
     assert all(s["why"] and s["from"] != s["to"] for s in swaps)
     assert cfg.model.dtype == "auto" and cfg.rl.steps == 2 and cfg.run == "gpu-check-test"
+    assert cfg.model.gradient_checkpointing is True  # as the GPU profiles train (smoke's tiny CPU model does not)
     assert cfg.models == config.load_profile("smoke").models  # the adapters are the profile's
     _, swaps = inputs.profile_for_check("mi300x", "/models/qwen", "x")
     assert {"rl.steps", "env.min_free_disk_gb", "curriculum.chunks"} <= {s["key"] for s in swaps}
