@@ -146,3 +146,20 @@ def test_a_syllogism_conclusion_s_form_is_drawn_apart_from_its_outcome():
         rng = random.Random(f"contract:syllogism:{level}")
         built = [syllogism.build(rng, [], kind="syllogism", level=level, stats=stats) for _ in range(100)]
         assert None not in built and "forms_redrawn" not in stats, (level, stats)
+
+
+def test_a_series_step_that_skips_the_simplest_rule_is_refused():
+    """A position that steps +a, claimed as "steps alternate +a, +a": the same values, but not the simplest rule that
+    fits, which is what makes a series fair. Planted, this clause of series.check went uncaught by every other test."""
+    from helpers.puzzles import series
+    turned = 0
+    for rec in _pool.records("alnum_series", 1, DEDUCED_N):
+        steps = series.deduce(rec["puzzle"], _key(rec))
+        at = next((i for i, s in enumerate(steps) if s.rule is not None and s.rule.kind == "step"), None)
+        if at is None:
+            continue
+        dressed = dataclasses.replace(steps[at], rule=series.Rule("alternate", steps[at].rule.a, steps[at].rule.a))
+        problems = series.check(rec["puzzle"], steps[:at] + [dressed] + steps[at + 1:], _key(rec))
+        assert any("a simpler rule fits" in p for p in problems), problems
+        turned += 1
+    assert turned >= DEDUCED_N // 2
