@@ -3,12 +3,13 @@
 
     python bench/bench_reason.py [--model tiny|smollm2-135m] [--questions 24] [--threads 1] [--run NAME]
 
-One process, one model (the tiny one, or SmolLM2-135M-Instruct), the same held-out puzzles (every family x level 1-3,
-every key letter), answered through the A-agent in harness batches of 5 three ways: letter scoring (one forward
-pass; the baseline), reasoning stopped by the answer budget (3 s = half the 6 s limit) with the letter scored after
-it, and reasoning without the deadline (up to the organisers' 512 tokens, as the team that lost ~30% of its answers
-did; one batch). The reasoner is the profile run's trained adapter (runs/smoke or runs/cpu: models/reasoner) when
-there is one, else the base model with the reasoning prompt. Goal: reasoning's p99 per answer under the 6 s limit.
+One process, one model (the tiny one, or SmolLM2-135M-Instruct), the same held-out puzzles (every family its profile's
+edition asks x level 1-3, every key letter), answered through the A-agent in harness batches of 5 three ways: letter
+scoring (one forward pass; the baseline), reasoning stopped by the answer budget (3 s = half the 6 s limit) with the
+letter scored after it, and reasoning without the deadline (up to the organisers' 512 tokens, as the team that lost
+~30% of its answers did; one batch). The reasoner is the profile run's trained adapter (runs/smoke or runs/cpu:
+models/reasoner) when there is one, else the base model with the reasoning prompt. Goal: reasoning's p99 per answer
+under the 6 s limit.
 `run_benchmark()` returns the numbers as a dict (for `make bench`).
 """
 
@@ -41,7 +42,7 @@ def run_benchmark(n_questions: int = 24, *, model_name: str = "tiny", threads: i
                   unbounded: bool = True, run: str | None = None) -> dict:
     """{"letter", "reason", "unbounded": reasoner_measure.measure results, "model", "reasoner", ...}."""
     import torch
-    from helpers import puzzles
+    from helpers.agents import build
     from helpers.agents.answer import AnswerAgent
     from helpers.agents.predictor import LetterPredictor
     from helpers.agents.reasoner import Reasoner
@@ -53,7 +54,8 @@ def run_benchmark(n_questions: int = 24, *, model_name: str = "tiny", threads: i
     model, tok, _ = members.load_with_adapters(model_name, SMOKE_MODEL,
                                                {REASONER: adapter} if adapter else {}, threads=threads)
     member = REASONER if adapter else members.BASE
-    questions = reasoner_measure.held_out(n_questions, seed=0, kinds=puzzles.KINDS, levels=(1, 2, 3))
+    asked = build.asked_kinds(config.load_profile(PROFILES[model_name]))  # the families its reasoner trained on
+    questions = reasoner_measure.held_out(n_questions, seed=0, kinds=asked, levels=(1, 2, 3))
     letters = LetterPredictor(model, tok, [members.BASE])
     agents = {"letter": AnswerAgent(letters, tok),
               "reason": AnswerAgent(letters, tok, reasoner=Reasoner(model, tok, member=member))}

@@ -544,12 +544,18 @@ def test_the_reasoner_trains_and_is_measured_on_the_families_its_edition_asks(mo
     july = config.load_profile("smoke", overrides={"agents.edition": "2025-07-aaipl"})
     assert set(build.asked_kinds(october)) == set(october.agents.puzzle_kinds) - new
     assert set(build.asked_kinds(july)) == set(october.agents.puzzle_kinds) - new | {"truth_liars"}
-    drawn: dict = {}  # the chats' draw, two of them written (the profile's 96 take ~1 min of deductions)
-    records = reasoner_data.reasoner_records
-    monkeypatch.setattr(reasoner_data, "reasoner_records", lambda n, **kw: drawn.update(kw) or records(2, **kw))
+    drawn: dict = {}  # the families each draw is given (the chats: two written; the profile's 96 take ~1 min)
+    chats, held, prompts = reasoner_data.reasoner_records, reasoner_measure.held_out, reasoner_rl.rl_records
+    monkeypatch.setattr(reasoner_data, "reasoner_records", lambda n, **kw: drawn.update(chats=kw["kinds"]) or
+                        chats(2, **kw))
+    monkeypatch.setattr(reasoner_measure, "held_out", lambda n, **kw: drawn.update(held=kw["kinds"]) or held(n, **kw))
+    monkeypatch.setattr(reasoner_rl, "rl_records", lambda n, **kw: drawn.update(rl=kw["kinds"]) or prompts(n, **kw))
     reasoner_train.build_data(october)
-    chats = set(drawn["kinds"])
-    held = {q["kind"] for q in reasoner_train.measure_questions(october)}
-    prompts = {json.loads(line)["kind"] for line in reasoner_rl.build_prompts(october).read_text().splitlines()}
-    for used in (chats, held, prompts):
-        assert used and used <= set(build.asked_kinds(october)), used
+    reasoner_train.measure_questions(october)
+    reasoner_rl.build_prompts(october)
+    assert {k: tuple(v) for k, v in drawn.items()} == dict.fromkeys(("chats", "held", "rl"), build.asked_kinds(october))
+    assert reasoner_measure.measured_settings(october)["kinds"] == list(build.asked_kinds(october))
+    measured = reasoner_measure.measured_settings(october)
+    assert build._still_the_profiles(measured, october)  # a measurement is trusted while its families are asked
+    on_july_s = dict(measured, kinds=list(build.asked_kinds(july)))  # measured on other families: measured again
+    assert not build._still_the_profiles(on_july_s, october)

@@ -86,10 +86,12 @@ def measured_mode(cfg: config.Profile) -> tuple[str, str]:
 
 
 def _still_the_profiles(measured: dict, cfg: config.Profile) -> bool:
-    """Whether the reasoner and rl sections and every answer-budget key a measurement recorded equal the profile's."""
+    """Whether the reasoner and rl sections, the families the edition asks and every answer-budget key a measurement
+    recorded equal the profile's."""
     budget = measured.get("agents")
     return (measured.get("reasoner") == config.as_dict(cfg.reasoner) and isinstance(budget, dict)
             and measured.get("rl", config.as_dict(cfg.rl)) == config.as_dict(cfg.rl)
+            and measured.get("kinds", list(asked_kinds(cfg))) == list(asked_kinds(cfg))
             and budget == {k: getattr(cfg.agents, k, None) for k in budget})  # the edition's limits included
 
 

@@ -292,7 +292,7 @@ def reasoner_answers(cfg: config.Profile, model: Any, tokenizer: Any, member: st
     from helpers.agents import build
     from helpers.agents.stages import reasoner_measure
     agents = dataclasses.replace(cfg.agents, model_question_share=0.0)
-    questions = reasoner_measure.held_out(REASONER_QUESTIONS, seed=cfg.seed, kinds=agents.puzzle_kinds,
+    questions = reasoner_measure.held_out(REASONER_QUESTIONS, seed=cfg.seed, kinds=build.asked_kinds(cfg),
                                           levels=cfg.reasoner.levels)
     agent = build.answer_agent(model, tokenizer, {"members": [member], "reasoner": member}, agents, mode="reason")
     report = reasoner_measure.measure(agent, questions)

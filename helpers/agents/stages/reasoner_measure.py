@@ -36,10 +36,12 @@ MEASURED_AGENTS = ("answer_time_limit_s", "time_margin", "answer_chunk_size", "r
 
 
 def measured_settings(cfg: config.Profile) -> dict:
-    """What a measurement depends on besides the model: the reasoner's settings and the answer budget's (recorded in
-    agents/reasoner.json; helpers.agents.build trusts its decision only while the profile still has them)."""
+    """What a measurement depends on besides the model: the reasoner's settings, the answer budget's and the families
+    its edition asks (recorded in agents/reasoner.json; helpers.agents.build trusts its decision only while the
+    profile still has them)."""
+    from helpers.agents import build
     return {"reasoner": config.as_dict(cfg.reasoner), "agents": {k: getattr(cfg.agents, k) for k in MEASURED_AGENTS},
-            "rl": config.as_dict(cfg.rl)}
+            "rl": config.as_dict(cfg.rl), "kinds": list(build.asked_kinds(cfg))}
 
 
 def held_out(n: int, *, seed: int, kinds: Sequence[str], levels: Sequence[int]) -> list[dict]:
