@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import config, edition, filters, io, puzzles
-from helpers.agents import rewards
+from helpers.agents import build, rewards
 from helpers.agents.reasoner import ANSWER_MARK, REASONER_SYSTEM
 from helpers.agents.stages import reasoner_rl
 from helpers.config import REASONER, REASONER_RL
@@ -356,7 +356,7 @@ def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(
     assert any(r["reward_std"] > 0 for r in report["per_step"])
     assert [r["step"] for r in report["per_step"]] == [1, 2] and report["seconds_per_step"] > 0
     assert set(report["rewards"]["first"]) == set(rewards.REWARDS)
-    assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(cfg.agents.puzzle_kinds)
+    assert report["rewards_by_kind"] and set(report["rewards_by_kind"]) <= set(build.asked_kinds(cfg))
     assert (lay.root / report["plot"]).stat().st_size > 0
     # transformers + PEFT on trl 1.x copies the supervised adapter as "ref"; trl 0.19 makes no copy
     held_to = reasoner_rl.KL_STARTING_ADAPTER if version_tuple(report["trl"]) >= (1,) else reasoner_rl.KL_BASE_MODEL
