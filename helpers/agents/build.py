@@ -88,10 +88,10 @@ def measured_mode(cfg: config.Profile) -> tuple[str, str]:
 def _still_the_profiles(measured: dict, cfg: config.Profile) -> bool:
     """Whether the reasoner and rl sections, the families the edition asks and every answer-budget key a measurement
     recorded equal the profile's."""
-    budget = measured.get("agents")
+    budget, kinds = measured.get("agents"), list(asked_kinds(cfg))
     return (measured.get("reasoner") == config.as_dict(cfg.reasoner) and isinstance(budget, dict)
             and measured.get("rl", config.as_dict(cfg.rl)) == config.as_dict(cfg.rl)
-            and measured.get("kinds", list(asked_kinds(cfg))) == list(asked_kinds(cfg))
+            and measured.get("kinds", kinds) == kinds
             and budget == {k: getattr(cfg.agents, k, None) for k in budget})  # the edition's limits included
 
 

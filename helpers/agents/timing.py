@@ -8,14 +8,15 @@ from typing import Sequence
 # Aim for half the limit: the tournament box may be slower or busier than the one the team measured on,
 # and a forward pass cannot be interrupted once started, so the margin must absorb one slow step.
 DEFAULT_MARGIN = 0.5
-# The work a question's checked deduction may take before the solver's own text stands in as its explanation
-# (optional and unscored: the rules ask only for a valid question in time), in seatings visited: the writer's steps
-# so far, plus 20 for the board's listing, times the seatings the board lists (deduction.writer.work_budget). Counted,
-# not timed, so a question gets the same explanation on every CPU (except one near its deadline: WRITE_RESERVE_S).
-# The listing itself is charged once it is done: a board over ~190,000 seatings is listed, then refused at once. Measured on 96 level-3 seating puzzles (a 2-core
-# AMD EPYC): the slowest deduction written within it took 0.31 s, and 15 of the 96 went past it (the big layouts'
-# case splits). The Q-agent keeps its speed goal (the question p99 of bench/bench_agents.py GOALS), and the report
-# counts each question that went without (explanation:count:no_deduction:work_budget).
+# The work a question's checked deduction may take before the solver's own text stands in as its explanation (optional
+# and unscored: the rules ask only for a valid question in time), in seatings visited: the writer's steps so far, plus
+# 20 for the board's listing, times the seatings the board lists (deduction.writer.work_budget). Counted, not timed,
+# so a question gets the same explanation on every CPU (except one near its deadline: WRITE_RESERVE_S). The listing
+# itself is charged once it is done: a board over ~190,000 seatings is listed, then refused at once. Measured on 96
+# level-3 seating puzzles (a 2-core AMD EPYC): the slowest deduction written within it took 0.31 s, and 15 of the 96
+# went past it (the big layouts' case splits). The Q-agent keeps its speed goal (the question p99 of
+# bench/bench_agents.py GOALS), and the report counts each question that went without
+# (explanation:count:no_deduction:work_budget).
 EXPLAIN_WORK = 4_000_000
 
 

@@ -1,13 +1,12 @@
-"""Letter-only against reasoning, measured: the same held-out puzzles (every family the edition asks,
-build.asked_kinds, x reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
+"""Letter-only against reasoning, measured: the same held-out puzzles (every family the edition asks, build.asked_kinds,
+x reasoner.levels, every key letter) answered by the letter-scoring A-agent and by the reasoning one, through the
 A-agent itself in harness-sized batches. Reported: accuracy overall and by family and level, seconds per answer
 (p50/p99) against the 6 s limit, the share of reasonings cut by the deadline or the token cap, the favourite letter
 (a collapse shows there, not in a loss), the answer filter's verdict, whether each reasoning's first step is true
-(read back and proven by the deduction checker: first_steps); and accuracy apart on the puzzles whose
-wording the training chats never used (a sentence template none of them has: mark_wordings), so learning to read
-is told apart from learning the templates. That decides `agents.answer_mode: auto`
-(justified_mode); the stage that runs it and writes agents/reasoner.json is helpers.agents.stages.reasoner_train.
-"""
+(read back and proven by the deduction checker: first_steps); and accuracy apart on the puzzles whose wording the
+training chats never used (a sentence template none of them has: mark_wordings), so learning to read is told apart
+from learning the templates. That decides `agents.answer_mode: auto` (justified_mode); the stage that runs it and
+writes agents/reasoner.json is helpers.agents.stages.reasoner_train. """
 
 from __future__ import annotations
 
