@@ -42,7 +42,7 @@ OVERLAY_PINS = awk 'function key(s) { sub(/[ \t]*\#.*/, "", s); sub(/[=<>!~;[ \t
 # Exit status 0 when this python's torch is a ROCm or CUDA build.
 ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.version.cuda) else 1)"
 
-.PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-integration test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check
+.PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-integration test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check gpu-wheels
 
 help:
 	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] run notebooks 00..10 headless"
@@ -206,6 +206,16 @@ STEPS ?= 30
 GPU_CHECK_ARGS ?=
 gpu-check: $(if $(filter command line,$(origin PY)),,setup)
 	$(PY) -m helpers.gpu_check --device $(DEVICE) --steps $(STEPS) $(if $(MODEL),--model "$(MODEL)") --overrides '$(OVERRIDES)' $(GPU_CHECK_ARGS)
+
+# The wheels an offline GPU box needs for make gpu-check through Unsloth (GRPO too), from its package list (pip list
+# --format=freeze there): the pinned Unsloth and what it requires that the box lacks, at the kit's pins, bitsandbytes
+# repacked to the box's CUDA; at most 60 MiB, into runs/gpu-wheels with manifest.json (docs/gpu-check.md).
+BOX ?= configs/boxes/nvidia-h200.txt
+BOX_PYTHON ?= 3.12
+CUDA ?= 13.0
+WHEELS_ARGS ?= --trust-unlisted
+gpu-wheels: setup
+	$(PY) -m helpers.env gpu-wheels --box $(BOX) --python $(BOX_PYTHON) $(if $(CUDA),--cuda $(CUDA)) $(WHEELS_ARGS)
 
 # The gpu-check tier (tests/test_gpu_check.py -m gpucheck): make gpu-check DEVICE=cpu twice side by side, with every
 # package and on a box without datasets, trl, papermill, Unsloth and the rest, each checked on its figures (~75 s on

@@ -7,7 +7,7 @@ Stage -> where its logic lives (each stage reads earlier ones only through the f
                      filters and edition (an edition's rules, data/editions/), moved (where old commands went)
     00 env check     env (env.facts, env.recommend, env.report: env.json), env.rules (known problems), env.memory,
                      env.pinsets (make setup's pins), env.box (the box's torch stack), env.stack (Unsloth's needs),
-                     env.gpu_setup (make setup-gpu)
+                     env.gpu_setup (make setup-gpu), env.wheels (make gpu-wheels: an offline GPU box's wheels)
     01 dataset       data (data.build, data.balance, data.summary), data.readers, data.hub, data.rows (row mappers),
                      data.convert (open-ended -> choices), data.sizes (rows before the build); puzzles (the puzzle families, mapped in
                      helpers/puzzles/__init__.py)

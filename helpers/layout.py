@@ -20,6 +20,8 @@ from helpers import config
 ADAPTER, METRICS, MODEL_SUMMARY, TRAINING_PLOT = "adapter", "metrics.jsonl", "summary.json", "training.png"
 # make gpu-check's run folders: a GPU's, and a CPU rehearsal's (DEVICE=cpu), so one never overwrites the other.
 GPU_CHECK_RUN, GPU_CHECK_CPU_RUN = "gpu-check", "gpu-check-cpu"
+# make gpu-wheels' folder: the wheels an offline GPU box carries in (helpers.env.wheels).
+GPU_WHEELS = "gpu-wheels"
 # The files of the dataset folder (data/, or `python -m helpers.data build --out DIR`).
 TRAIN_DATA, VAL_DATA, DATA_REPORT = "train.jsonl", "val.jsonl", "report.json"
 

@@ -7,6 +7,7 @@
     memory     "will it fit": peak training memory from a model's shapes
     box        the box's torch stack (standard library only: make setup runs it before installing anything)
     stack      what the pinned Unsloth wheels require of that stack; gpu_setup: make setup-gpu
+    wheels     make gpu-wheels: the exact folder of wheels an offline GPU box carries in (<= 60 MiB)
 Importing this package imports the standard library only (torch is probed in functions), so `apply_env` runs first.
 """
 

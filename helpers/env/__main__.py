@@ -4,6 +4,7 @@
     box record | box constraints FILE          the box's torch stack: recorded once, FILE's pins filtered for it
     box plan [--python V --torch V] [--json]   the tested pin set for this box or a described one (exit 2: none)
     gpu-setup download|install|plan|check      make setup-gpu: pinned Unsloth, the box's torch stack untouched
+    gpu-wheels --box FILE --python V [--cuda V] make gpu-wheels: the wheels an offline GPU box needs, <= 60 MiB
     profile NAME [--overrides JSON] [--run R]  the profile as it resolves, each key with the file it came from
 `box` runs before make setup installs anything: this module and what it imports at the top are standard library
 only; gpu_setup (which needs `packaging`) is imported when its command runs. make gpu-check is
@@ -155,6 +156,25 @@ def run_gpu_setup(args: argparse.Namespace) -> int:
     return gpu_setup.check()
 
 
+def _gpu_wheels_parser(sub: argparse._SubParsersAction) -> None:
+    """make gpu-wheels' arguments."""
+    ap = sub.add_parser("gpu-wheels", help="the folder of wheels an offline GPU box needs (Unsloth, GRPO)")
+    ap.add_argument("--box", type=Path, required=True, help="the box's package list: pip list --format=freeze there")
+    ap.add_argument("--python", required=True, help="the box's Python, e.g. 3.12")
+    ap.add_argument("--cuda", help="the box's CUDA, e.g. 13.0: carry bitsandbytes repacked for it if the box lacks it")
+    ap.add_argument("--dest", type=Path, help="the folder (default: runs/gpu-wheels)")
+    ap.add_argument("--trust-unlisted", action="store_true",
+                    help="a bare name in the box list meets any version bound (each one listed as assumed)")
+
+
+def run_gpu_wheels(args: argparse.Namespace) -> int:
+    """Build the folder (helpers.env.wheels)."""
+    from helpers import config, layout
+    from helpers.env import wheels  # needs `packaging`
+    return wheels.main(args.box, args.python, args.cuda, args.dest or layout.RunLayout.of(layout.GPU_WHEELS).root,
+                       config.cache_root() / layout.GPU_WHEELS, args.trust_unlisted)
+
+
 def _profile_parser(sub: argparse._SubParsersAction) -> None:
     """The resolved profile's arguments."""
     ap = sub.add_parser("profile", help="the profile as it resolves, each key with the file it came from",
@@ -182,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     _memory_parser(sub)
     _box_parser(sub)
     _gpu_setup_parser(sub)
+    _gpu_wheels_parser(sub)
     _profile_parser(sub)
     args = ap.parse_args(argv)
-    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "profile": run_profile}[args.command]
+    run = {"memory": run_memory, "box": run_box, "gpu-setup": run_gpu_setup, "gpu-wheels": run_gpu_wheels,
+           "profile": run_profile}[args.command]
     return run(args)
 
 
