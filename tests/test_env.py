@@ -12,6 +12,7 @@ import pytest
 from conftest import FIXTURES
 from helpers import env
 from helpers.env import facts as env_facts
+from helpers.env import pinsets
 from helpers.config import deep_merge, load_profile
 from helpers.env.rules import RULES, Rule, evaluate, normalize_settings, settings_from_cfg, summarize, unsloth_keeps_4bit
 from helpers.io import read_json
@@ -178,7 +179,7 @@ def test_the_env_check_agrees_with_the_pin_plan(torch):
     the plan turned them down."""
     from helpers.env import pinsets
     plan = pinsets.plan("3.12", torch)
-    main = pinsets.pins_of(pinsets.PIN_SETS[0])["transformers"]
+    main = pinsets.pins_of(pinsets.MAIN)["transformers"]
     for transformers, quiet in ((plan["transformers"], True), (main, plan["pins"] == "main")):
         status = verdict("transformers_torch_mismatch", {"packages": {"transformers": transformers},
                                                          "torch": {"version": torch}}, {})["status"]
@@ -330,6 +331,17 @@ def test_backend_choice_names_why_unsloth_is_not_used():
         rec = env.recommend(base_facts(patch))["use_unsloth"]
         assert rec["value"] is False and why in rec["reason"] and "transformers + PEFT" in rec["reason"], rec
     assert env.recommend(base_facts())["use_unsloth"]["value"] is True
+
+
+def test_the_backend_says_when_the_unsloth_it_uses_is_the_boxs_own():
+    """The starter kit's Dockerfile box brings its own Unsloth (git head): the kit uses it where it imports, and says
+    that it is not the pin it was checked against."""
+    pin = pinsets.read_pins(pinsets.ROOT / "constraints-gpu.txt")["unsloth"]
+    own = env.recommend(base_facts({"unsloth": {"version": "2099.1.1"}, "packages": {"unsloth": "2099.1.1"}}))
+    assert own["use_unsloth"]["value"] is True
+    assert f"unsloth 2099.1.1 (this box's own, not the kit's pin {pin}) imports" in own["use_unsloth"]["reason"]
+    pinned = env.recommend(base_facts({"unsloth": {"version": pin}, "packages": {"unsloth": pin}}))["use_unsloth"]
+    assert pinned["value"] is True and "own" not in pinned["reason"]
 
 
 def test_recommend_mi50():

@@ -174,6 +174,27 @@ def test_setup_gpu_on_python_3_10_installs_nothing_and_says_why(monkeypatch, tmp
     assert "Unsloth NOT installed" in out and "gets the 'py310' pins" in out and "trl 1.x needs Python >= 3.11" in out
 
 
+def test_setup_gpu_on_a_box_with_its_own_unsloth_installs_nothing_and_says_the_kit_uses_it(monkeypatch, tmp_path,
+                                                                                         capsys):
+    """The starter kit's Dockerfile box: Unsloth from git on transformers 4.56.2; the pinned one would shadow it."""
+    own = {**UNSLOTH_BOX, "unsloth": "2026.11.1", "unsloth-zoo": "2026.11.1", "transformers": "4.56.2",
+           "trl": "0.23.0", "vllm": "0.11.0"}
+    calls = _fake_box(monkeypatch, tmp_path, after=own, before=own)
+    monkeypatch.setattr(gpu_setup, "download", lambda: pytest.fail("nothing may be downloaded on such a box"))
+    assert gpu_setup.install() == 0 and calls == []
+    out = capsys.readouterr().out
+    assert "holds its own unsloth 2026.11.1 on transformers 4.56.2, trl 0.23.0" in out and "nothing installed" in out
+
+
+def test_a_box_with_its_own_unsloth_keeps_every_package_it_holds():
+    own = {"torch": "2.9.0+rocm7.0", "unsloth": "2026.11.1", "transformers": "4.56.2", "trl": "0.23.0",
+           "numpy": "2.2.6", "vllm": "0.11.0"}
+    lines = box.constraint_lines(["transformers==4.56.2", "trl==0.23.0", "numpy==2.4.6", "papermill==2.6.0"], own)
+    assert lines == ["transformers==4.56.2", "trl==0.23.0", "numpy==2.2.6", "papermill==2.6.0"]
+    plain = box.constraint_lines(["numpy==2.4.6"], {**own, "transformers": "5.17.0"})  # make setup-gpu's own Unsloth
+    assert plain == ["numpy==2.4.6"]
+
+
 def test_install_outside_a_venv_never_moves_the_box_packages(monkeypatch, tmp_path, capsys):
     calls = _fake_box(monkeypatch, tmp_path, after=dict(ROCM_BOX))
     monkeypatch.setattr(gpu_setup, "in_venv", lambda: False)

@@ -49,6 +49,46 @@ def test_each_box_gets_the_set_that_runs_there(what, python, torch, wanted):
         assert ("below 2.6" if old_torch else "Python 3.10: numpy 2.4.6") in p["why"]
 
 
+STARTER_OWN = {"unsloth": "2026.11.1", "unsloth-zoo": "2026.11.1", "transformers": "4.56.2", "trl": "0.23.0"}
+
+
+@pytest.mark.parametrize("own, wanted", [
+    (STARTER_OWN, "starter"),                                          # the starter kit's Dockerfile box
+    ({**STARTER_OWN, "transformers": "4.51.3", "trl": "0.18.2"}, "starter"),  # the bottom of its range
+    ({"unsloth": "2026.10.9", "transformers": "5.17.0", "trl": "1.15.0"}, "main"),  # make setup-gpu's own Unsloth
+    ({"transformers": "4.56.2", "trl": "0.23.0"}, "main"),            # transformers 4.x but no Unsloth of its own
+])
+def test_a_box_with_its_own_unsloth_on_transformers_4_keeps_it(own, wanted):
+    """The Dockerfile's box (a ROCm vLLM image, Python 3.12, a current torch) gets the starter set, which keeps the
+    box's stack: its transformers and trl are the plan's; any other box of that Python and torch gets the main pins."""
+    p = pinsets.plan("3.12.3", "2.9.0+rocm7.0", own=own)
+    assert p["ok"] and p["pins"] == wanted, p
+    if wanted == "starter":
+        assert (p["transformers"], p["trl"]) == (own["transformers"], own["trl"])
+        assert "starter kit's Dockerfile box" in p["why"] and "box's own Unsloth" in p["backend"]
+        assert "unsloth 2026.11.1 on transformers" in pinsets.describe(p)
+    assert pinsets.plan("3.12.3", "2.9.0+rocm7.0")["pins"] == "main"  # no stack of its own described
+
+
+def test_the_starter_stack_is_what_the_dockerfile_allows_and_unsloth_needs():
+    """constraints-starter.txt: the Dockerfile's tops (transformers <= 4.56.2, trl <= 0.23.0, 0.19.0 excluded) and
+    Unsloth's datasets < 5; `make test-container CSTACK=starter` builds its venv from `box plan --stack starter`."""
+    starter = next(s for s in pinsets.PIN_SETS if s.name == "starter")
+    pins = pinsets.pins_of(starter)
+    assert (pins["transformers"], pins["trl"]) == ("4.56.2", "0.23.0") and int(pins["datasets"].split(".")[0]) < 5
+    p = pinsets.plan("3.11.7", None, stack="starter")
+    assert p["ok"] and p["pins"] == "starter" and p["files"] == ["constraints.txt", "constraints-starter.txt"]
+
+
+def test_box_plan_reads_a_described_boxs_own_stack_and_refuses_a_bad_one(capsys):
+    from helpers.env.__main__ import main
+    has = ",".join(f"{n}=={v}" for n, v in STARTER_OWN.items())
+    assert main(["box", "plan", "--python", "3.12", "--torch", "2.9.0+rocm7.0", "--has", has]) == 0
+    assert "pins 'starter'" in capsys.readouterr().out
+    assert main(["box", "plan", "--python", "3.12", "--torch", "2.9.0+rocm7.0", "--has", "unsloth"]) == 2
+    assert "--has 'unsloth': expected name==version" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("python, torch, needle", [
     ("3.13.0", "2.9.0", "Python 3.13: no pin set is tested on it (they stop at 3.12); use Python 3.10-3.12"),
     ("3.9.18", "2.4.1+rocm6.0", "Python 3.9: no tested pin set installs on it (the oldest takes 3.10)"),
@@ -69,7 +109,7 @@ def test_a_sets_versions_are_read_from_its_files():
     container = next(s for s in pinsets.PIN_SETS if s.name == "container")
     pins = pinsets.pins_of(container)
     assert pins["transformers"] == "4.51.3" and pins["trl"] == "0.19.0" and pins["peft"] == "0.15.2"
-    main_pins = pinsets.pins_of(pinsets.PIN_SETS[0])
+    main_pins = pinsets.pins_of(pinsets.MAIN)
     assert pins["numpy"] == main_pins["numpy"], "the container set keeps the main pins it does not name"
     text = pinsets.constraint_text(container).splitlines()
     names = [line.split("==")[0] for line in text]

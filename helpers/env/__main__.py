@@ -89,6 +89,9 @@ def _box_parser(sub: argparse._SubParsersAction) -> None:
     plan = acts.add_parser("plan", help="the tested pin set for this box, or a described one (exit 2: none fits)")
     plan.add_argument("--python", help="a described box's Python, e.g. 3.10 (default: this one)")
     plan.add_argument("--torch", help="a described box's torch, e.g. 2.5.1+rocm6.2, or 'none' (default: this one's)")
+    plan.add_argument("--has", default=None, metavar="NAME==V,...",
+                      help="a described box's own unsloth, transformers and trl, e.g. unsloth==2026.11.1,"
+                           "transformers==4.56.2,trl==0.23.0 (default: this box's, when it is not described)")
     plan.add_argument("--json", action="store_true", help="the plan as JSON")
     plan.add_argument("--pins", action="store_true", help="the chosen set as one constraints file, on stdout")
     plan.add_argument("--stack", choices=sorted({s.stack for s in pinsets.PIN_SETS}),
@@ -119,7 +122,14 @@ def run_plan(args: argparse.Namespace) -> int:
         status, line = pinsets.setup_check(args.setup, torch)
         print(line, file=sys.stderr if status else sys.stdout)
         return status
-    p = pinsets.plan(args.python or python, torch, stack=args.stack)
+    described = args.python is not None or args.torch is not None
+    try:
+        own = (pinsets.parse_has(args.has) if args.has is not None
+               else {} if described else pinsets.this_box_stack())
+    except ValueError as exc:
+        print(f"setup: REFUSED: {exc}", file=sys.stderr)
+        return 2
+    p = pinsets.plan(args.python or python, torch, stack=args.stack, own=own)
     if args.pins:
         if not p["ok"]:
             print(pinsets.describe(p), file=sys.stderr)
@@ -134,7 +144,8 @@ def _gpu_setup_parser(sub: argparse._SubParsersAction) -> None:
     """make setup-gpu's four steps."""
     ap = sub.add_parser("gpu-setup", help="pinned Unsloth on a GPU box, its torch stack untouched")
     acts = ap.add_subparsers(dest="action", required=True)
-    acts.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels into the venv")
+    acts.add_parser("download", help="fetch the pinned unsloth / unsloth_zoo wheels (and the starter stack's "
+                                     "transformers / trl, for its seam test) into the venv")
     inst = acts.add_parser("install", help="install Unsloth without touching the box's torch stack")
     inst.add_argument("--cpu-rehearsal", action="store_true",
                       help="run on a CPU torch and past box findings (the GPU-stack test tier; never on a team's box)")
@@ -148,6 +159,8 @@ def run_gpu_setup(args: argparse.Namespace) -> int:
     from helpers.env import gpu_setup  # needs `packaging`, which box's commands may run without
     if args.action == "download":
         print("setup: Unsloth wheels for the wheel test: " + ", ".join(w.name for w in gpu_setup.download()))
+        print("setup: the starter stack's wheels for its seam test: "
+              + ", ".join(w.name for w in gpu_setup.starter_wheels()))
         return 0
     if args.action == "install":
         return gpu_setup.install(args.cpu_rehearsal)

@@ -38,6 +38,21 @@ def installed_versions() -> dict[str, str]:
     return out
 
 
+# The starter kit's Dockerfile builds a box that holds Unsloth itself, on transformers 4.51.3-4.56.2 and trl <= 0.23.0
+# (tournament-rules.md): the kit keeps that stack as the box has it (helpers.env.pinsets' "starter" set).
+OWN_STACK = ("unsloth", "unsloth-zoo", "transformers", "trl")
+
+
+def own_unsloth_stack(installed: dict[str, str]) -> str | None:
+    """'unsloth X on transformers Y, trl Z' when the box holds its own Unsloth on a transformers 4.x (the starter kit's
+    Dockerfile box, whose stack the kit keeps), else None. The kit's own make setup-gpu puts Unsloth on 5.x."""
+    transformers = installed.get("transformers")
+    if "unsloth" not in installed or not transformers or not transformers.split(".")[0].isdigit() \
+            or int(transformers.split(".")[0]) >= 5:
+        return None
+    return f"unsloth {installed['unsloth']} on transformers {transformers}, trl {installed.get('trl', 'none')}"
+
+
 def guarded_versions(installed: dict[str, str]) -> dict[str, str]:
     """The box's own packages as installed now: {name: version}."""
     return {n: installed[n] for n in GUARDED if n in installed}
@@ -62,8 +77,11 @@ def held_names(installed: dict[str, str], *, pinned_only: bool = False) -> set[s
 def constraint_lines(lines: list[str], installed: dict[str, str]) -> list[str]:
     """A constraints file's lines for this box: a pin of the box's package, or of what it pins exactly, becomes its
     installed version (constraints.txt's torch==2.13.0 is the CPU wheel; a ROCm torch's sympy is not the CPU torch's).
-    The venv may shadow the rest: the box's own copies are never touched."""
+    The venv may shadow the rest: the box's own copies are never touched. On a box with its own Unsloth stack
+    (own_unsloth_stack) every installed package is held."""
     held = held_names(installed, pinned_only=True) if guarded_versions(installed) else set()
+    if own_unsloth_stack(installed):
+        held = set(installed)  # the starter kit's box: every package it holds stays as it is; the venv adds the rest
     out = []
     for line in lines:
         name = canon(re.split(r"[\s#;<>=!~\[]", line.strip(), maxsplit=1)[0]) if line.strip() else ""

@@ -61,6 +61,28 @@ def download(dest: Path | None = None) -> list[Path]:
     return pinned_wheels(dest)
 
 
+STARTER_PINS = ROOT / "constraints-starter.txt"  # the starter kit's Dockerfile stack (helpers.env.pinsets)
+STARTER_TOPS = ("transformers", "trl")  # whose wheels tests/test_starter_stack.py reads
+
+
+def starter_wheels(dest: Path | None = None, fetch: bool = True) -> list[Path]:
+    """The transformers and trl wheels of constraints-starter.txt in `dest` (downloaded --no-deps when missing and
+    `fetch`): never installed, read by tests/test_starter_stack.py for the kit's seams on that stack."""
+    dest = dest or wheel_dir()
+    pins = stack.read_pins(STARTER_PINS)
+    wanted = {n: pins[n] for n in STARTER_TOPS}
+    found = {n: sorted(dest.glob(f"{n}-{v}-*.whl")) for n, v in wanted.items()}
+    missing = [f"{n}=={v}" for n, v in wanted.items() if not found[n]]
+    if missing and fetch:
+        dest.mkdir(parents=True, exist_ok=True)
+        _pip(["download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(dest), *missing])
+        return starter_wheels(dest, fetch=False)
+    if missing:
+        raise FileNotFoundError(f"{dest}: no {', '.join(missing)} wheel: run `python -m helpers.env gpu-setup "
+                                f"download` (make setup does)")
+    return [found[n][0] for n in wanted]
+
+
 def requirements(wheels: list[Path]) -> list:
     """The requirements of the wheels whose markers hold on this machine."""
     out = []
@@ -190,6 +212,12 @@ def install(cpu_rehearsal: bool = False) -> int:
         print(problem)
         return 2
     before = box.installed_versions()
+    own = box.own_unsloth_stack(before)
+    if own and not cpu_rehearsal:
+        print(f"setup-gpu: this box holds its own {own} (the starter kit's Dockerfile box): nothing installed. The kit "
+              "uses that Unsloth where it imports and passes make gpu-check, else transformers + PEFT; the env check "
+              "below says which.")
+        return subprocess.run([sys.executable, "-m", "helpers.env", "gpu-setup", "check"]).returncode
     blocked = stack_blocker(before.get("torch"))
     if blocked and not cpu_rehearsal:
         print(f"setup-gpu: Unsloth NOT installed: {blocked}; training runs on transformers + PEFT.")

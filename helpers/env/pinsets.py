@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.env.box import canon
+from helpers.env.box import OWN_STACK, canon, own_unsloth_stack
 from helpers.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,10 +37,17 @@ class PinSet:
     torch_min: tuple[int, int]
     backend: str
     tested: str
+    own_stack: bool = False  # only for a box that holds its own Unsloth stack (helpers.env.box.own_unsloth_stack)
 
 
 # In order of preference: the first that fits a box is its plan.
 PIN_SETS = (
+    PinSet("starter", "starter", ("constraints.txt", "constraints-starter.txt"), ((3, 11), (3, 12)), (2, 4),
+           "the box's own Unsloth where it imports and passes make gpu-check, else transformers + PEFT; the box's "
+           "transformers, trl, Unsloth, vLLM, bitsandbytes and every other package it holds stay as they are",
+           "the seams of its top versions (constraints-starter.txt: transformers 4.56.2, trl 0.23.0) read from their "
+           "wheels by tests/test_starter_stack.py and run through the kit's own choices; the box itself planned only",
+           own_stack=True),
     PinSet("main", "main", ("constraints.txt",), ((3, 11), (3, 12)), (2, 6),
            "transformers + PEFT; Unsloth once make setup-gpu lays constraints-gpu.txt over these pins",
            "make test (Python 3.11, torch 2.13.0 CPU, every tier); make test-gpu-stack (Python 3.12 in CI, torch "
@@ -55,6 +62,7 @@ PIN_SETS = (
            "make test-container on Python 3.10.13 with torch 2.5.1 from PyPI, on the CPU (CI): the static and unit "
            "tiers"),
 )
+MAIN = next(s for s in PIN_SETS if s.name == "main")  # the kit's own pins, the ones make setup-gpu lays Unsloth's over
 # Why Python 3.10 gets the container's stack: what of the main pins has no wheel there (pip --only-binary :all:).
 NO_PY310 = ("numpy 2.4.6, pandas 3.1.1, ipython 9.18.1, matplotlib 3.11.2 and others of the main pins have no Python "
             "3.10 wheel (constraints-py310.txt replaces them), and trl 1.x needs Python >= 3.11")
@@ -124,10 +132,13 @@ def refusal_for_python(python: tuple[int, int]) -> str | None:
     return None
 
 
-def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = None) -> dict:
+def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = None,
+         own: dict[str, str] | None = None) -> dict:
     """The pin set for a box of this Python and torch (None: no torch yet, so make setup installs the CPU wheel):
     {"ok", "pins", "files", "transformers", "trl", "backend", "why", "tested", "python", "torch"}. `stack`: only the
-    sets that carry it (make test-container asks for the container's stack on whatever Python runs it)."""
+    sets that carry it (make test-container asks for the container's stack on whatever Python runs it). `own`: the
+    box's own unsloth, transformers and trl versions (own_stack_of); a box holding its own Unsloth on transformers 4.x
+    (the starter kit's Dockerfile) gets the starter set, which keeps them."""
     out: dict = {"ok": False, "pins": None, "files": [], "transformers": None, "trl": None, "backend": None,
                  "tested": None, "python": python, "torch": torch}
     try:
@@ -138,14 +149,17 @@ def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = 
     refused = refusal_for_python(py)
     if refused:
         return {**out, "why": refused}
+    held = own_unsloth_stack(own or {})
     for pin_set in PIN_SETS:
-        if stack and pin_set.stack != stack:
+        if (stack and pin_set.stack != stack) or (pin_set.own_stack and not held and stack != pin_set.stack):
             continue
         if pin_set.python[0] <= py <= pin_set.python[1] and version >= pin_set.torch_min:
-            pins = pins_of(pin_set, root)
+            pins = {**pins_of(pin_set, root), **(own if pin_set.own_stack and own else {})}
             return {**out, "ok": True, "pins": pin_set.name, "files": list(pin_set.files),
                     "transformers": pins.get("transformers"), "trl": pins.get("trl"), "backend": pin_set.backend,
-                    "tested": pin_set.tested, "build": build, "why": _why(pin_set, version, torch)}
+                    "tested": pin_set.tested, "build": build,
+                    "why": f"this box holds {held}: the starter kit's Dockerfile box" if pin_set.own_stack and held
+                    else _why(pin_set, version, torch)}
     oldest = min(s.torch_min for s in PIN_SETS)
     return {**out, "why": f"torch {torch}: older than every tested pin set (the oldest takes torch >= "
                           f"{_dotted(oldest)}: the original team's MI50 ran 2.4.1+rocm6.0); use a box image with torch "
@@ -155,7 +169,7 @@ def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = 
 def _why(pin_set: PinSet, version: tuple[int, int], torch: str | None) -> str:
     """Why this set: the torch it needs, and where the preferred one stops."""
     shown = torch or f"{CPU_WHEEL} (CPU, installed by make setup)"
-    main = PIN_SETS[0]
+    main = MAIN
     if pin_set is main:
         return f"torch {shown} is >= {_dotted(main.torch_min)}: the main pins"
     if version < main.torch_min:
@@ -170,10 +184,38 @@ def unsloth_blocker(python: str, torch: str | None) -> str | None:
     """Why make setup-gpu cannot lay Unsloth's pins (transformers 5.17, trl 1.15) on this box, or None: only a box the
     main pins fit can take them."""
     p = plan(python, torch)
-    if p["ok"] and p["pins"] == PIN_SETS[0].name:
+    if p["ok"] and p["pins"] == MAIN.name:
         return None
     return (f"this box gets the '{p['pins']}' pins ({p['why']}), not the main ones Unsloth's go over"
             if p["ok"] else p["why"])
+
+
+def own_stack_of(versions: dict[str, str]) -> dict[str, str]:
+    """The box's own Unsloth stack (box.OWN_STACK) among these installed versions."""
+    return {n: versions[n] for n in OWN_STACK if n in versions}
+
+
+def parse_has(text: str) -> dict[str, str]:
+    """'unsloth==2026.11.1,transformers==4.56.2' -> {canonical name: version}; ValueError naming a bad item."""
+    out = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, sep, version = item.partition("==")
+        if not sep or not name.strip() or not version.strip():
+            raise ValueError(f"--has {item!r}: expected name==version, e.g. transformers==4.56.2")
+        out[canon(name.strip())] = version.strip()
+    return out
+
+
+def this_box_stack() -> dict[str, str]:
+    """This Python's own unsloth, unsloth_zoo, transformers and trl versions, read from metadata, never imported."""
+    from importlib import metadata
+    out = {}
+    for name in OWN_STACK:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
 
 
 def this_box() -> tuple[str, str | None]:
@@ -216,7 +258,7 @@ def setup_check(venv: Path, torch: str | None) -> tuple[int, str]:
     will use (the base Python's GPU build, or None where make setup installs its own). Refuses (2) a box no set fits,
     or one whose torch changed since the venv's pins were chosen; else records the plan in the venv."""
     python, _ = this_box()
-    p = plan(python, torch)
+    p = plan(python, torch, own=this_box_stack())
     changed = recorded_torch_change(venv, torch) if p["ok"] else None
     if changed:
         return 2, f"setup: REFUSED: {changed}"

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from helpers.io import version_tuple  # noqa: F401  (rules and their tests use it from here)
-from helpers.env.pinsets import PIN_SETS
+from helpers.env.pinsets import MAIN
 
-MAIN_TORCH_MIN = PIN_SETS[0].torch_min  # the main pins' transformers 5.x needs this torch (helpers/env/pinsets.py)
+MAIN_TORCH_MIN = MAIN.torch_min  # the main pins' transformers 5.x needs this torch (helpers/env/pinsets.py)
 
 if TYPE_CHECKING:  # importing helpers.config needs yaml; this package imports the standard library only
     from helpers.config import Profile
@@ -98,7 +98,18 @@ def unsloth_choice(facts: dict) -> tuple[bool, str]:
         return False, f"`import unsloth` failed ({_detail(facts, 'unsloth')}): transformers + PEFT"
     if not bnb_loads(facts):
         return False, f"unsloth {version} can load no model here: {bnb_missing(facts)}; transformers + PEFT"
-    return True, f"GPU present and unsloth {version} imports: Unsloth's loader and kernels"
+    return True, f"GPU present and unsloth {version}{_whose(version)} imports: Unsloth's loader and kernels"
+
+
+def _whose(version: str) -> str:
+    """' (this box's own, not the kit's pin X)' where the Unsloth found is not constraints-gpu.txt's (the starter kit's
+    Dockerfile box brings its own): the kit uses it, and says so."""
+    from helpers.env.pinsets import ROOT, read_pins
+    try:
+        pin = read_pins(ROOT / "constraints-gpu.txt").get("unsloth")
+    except (OSError, ValueError):
+        return ""
+    return "" if pin in (None, version) else f" (this box's own, not the kit's pin {pin})"
 
 
 # Seen on an NVIDIA H200 (make gpu-check, docs/results.md): `import unsloth` works without bitsandbytes, but every load
