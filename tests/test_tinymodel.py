@@ -150,6 +150,14 @@ def test_unsloth_refuses_the_tiny_model_so_the_kit_trains_it_on_peft(built, tmp_
     tok, model = _load(built)
     with pytest.raises(RuntimeError, match="Could not find a valid pad token"):
         pad_token.fix_pad_token(tok, model)
+    # tiny-pad (make gpu-check's default model): the same weights with <|fim_pad|> as pad, which the repair takes
+    padded = tinymodel.padded_from(built)
+    tok, model = _load(padded)
+    pad_token.fix_pad_token(tok, model)
+    assert tok.pad_token == tinymodel.PAD_TOKEN and model.config.pad_token_id == tok.pad_token_id == len(tok) - 1
+    ids = torch.tensor([tok.encode("A dog is a", add_special_tokens=False)])
+    same = _load(built)[1](input_ids=ids).logits
+    assert torch.allclose(model(input_ids=ids).logits[..., :-1], same, atol=1e-5)  # one row added, nothing moved
 
 
 def _corpus_loss(path) -> float:

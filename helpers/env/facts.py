@@ -241,7 +241,10 @@ def _run_python(code: str, timeout_s: float, env: dict[str, str] | None = None) 
     return False, (lines[-1] if lines else f"exit code {proc.returncode}")[:500]
 
 
-def _probe_unsloth(facts: dict, timeout_s: float) -> None:
+DEFERRED = "not tried here: the caller imports it once, in its own process (make gpu-check)"
+
+
+def _probe_unsloth(facts: dict, timeout_s: float, try_import: bool = True) -> None:
     out = facts["unsloth"]
     out.update(_unsloth_install_facts())
     if not package_version("unsloth"):
@@ -251,6 +254,8 @@ def _probe_unsloth(facts: dict, timeout_s: float) -> None:
     elif facts["backend"] not in ("rocm", "cuda"):
         out.update(importable=False, detail="not tried: the kit uses Unsloth only on a GPU")  # 2026.10 has a CPU
         # fallback of its own; on a CPU the kit trains with transformers + PEFT
+    elif not try_import:  # importable stays None: the caller's own import (tens of seconds on a GPU) is the probe
+        out.update(importable=None, detail=DEFERRED)
     else:  # its compiled code sent under the kit's cache, as import_unsloth does, not into the working directory
         ok, detail = _run_python("import unsloth", timeout_s, env=unsloth_environ())
         out.update(importable=ok, detail=detail)
@@ -316,8 +321,11 @@ def _probe_flash_attn(facts: dict, timeout_s: float) -> None:
 
 
 def collect_facts(runs_dir: str | os.PathLike | None = None, hf_cache: str | os.PathLike | None = None, *,
-                  hf_budget_s: float = 10.0, hf_max_files: int = 200_000, import_timeout_s: float = 180.0) -> dict:
-    """Probe this machine into a plain JSON-able record; a failing probe records an error string, never raises."""
+                  hf_budget_s: float = 10.0, hf_max_files: int = 200_000, import_timeout_s: float = 180.0,
+                  import_unsloth: bool = True) -> dict:
+    """Probe this machine into a plain JSON-able record; a failing probe records an error string, never raises.
+    import_unsloth=False: on a GPU, `import unsloth` is left to the caller (unsloth.importable None), which imports it
+    in its own process anyway, so it is imported once."""
     from helpers.config import runs_root
 
     facts = empty_facts()
@@ -329,7 +337,7 @@ def collect_facts(runs_dir: str | os.PathLike | None = None, hf_cache: str | os.
         ("disk.hf_cache", lambda f: f["disk"].update(hf_cache=disk_free(hf_paths[-1]))),
         ("hf_cache", lambda f: f.update(hf_cache=dir_size(hf_paths, hf_budget_s, hf_max_files))),
         ("stack", _probe_stack),
-        ("unsloth", lambda f: _probe_unsloth(f, import_timeout_s)),
+        ("unsloth", lambda f: _probe_unsloth(f, import_timeout_s, import_unsloth)),
         ("bitsandbytes", lambda f: _probe_bitsandbytes(f, import_timeout_s)),
         ("flash_attn", lambda f: _probe_flash_attn(f, import_timeout_s)),
     ]

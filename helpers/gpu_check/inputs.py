@@ -89,11 +89,12 @@ def describe(device: dict) -> dict:
 
 def collect_facts_apart(path: Path) -> dict:
     """helpers.env.collect_facts in a child interpreter (written to `path`, returned): its GPU probe starts CUDA there,
-    not here, as notebook 00's kernel does for the notebooks after it."""
+    not here, as notebook 00's kernel does for the notebooks after it. `import unsloth` is not tried there: the check
+    imports it once, in its own process (Check.import_unsloth_here)."""
     path.unlink(missing_ok=True)
     root = str(config.project_root())
     code = ("import json, sys; from helpers import env; from helpers.io import write_json; "
-            "write_json(sys.argv[1], env.collect_facts(sys.argv[2], hf_budget_s=2.0))")
+            "write_json(sys.argv[1], env.collect_facts(sys.argv[2], hf_budget_s=2.0, import_unsloth=False))")
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run([sys.executable, "-c", code, str(path), str(path.parent)], cwd=root, env=environ,
                           capture_output=True, text=True, timeout=FACTS_TIMEOUT_S)

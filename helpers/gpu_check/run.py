@@ -2,8 +2,8 @@
 
     env        the env check's rules and the settings it recommends for this box (helpers.env)
     backend    Unsloth or transformers + PEFT (helpers.models.import_backend), and why
-    model      the tiny model built locally, or --model: a local folder, checked first; the curriculum and held-out
-               questions from the bundled data
+    model      the tiny model built locally (tiny-pad: with a pad-named token, so Unsloth takes it), or --model: a
+               local folder, checked first; the curriculum and held-out questions from the bundled data
     memory     free device memory (torch.cuda.mem_get_info; RAM on the CPU) against the "will it fit" estimate
     train_*    LoRA, rsLoRA, DoRA through helpers.train.train_adapter, each with its loss/memory PNG
     letters    letter scoring on the device against a CPU process, same saved adapters; generate: the same for the
@@ -33,6 +33,7 @@ from helpers.gpu_check import checks, inputs
 from helpers.gpu_check.steps import Failed, Record, Skip, versions
 from helpers.io import atomic_write_text
 from helpers.layout import RunLayout
+from helpers.models.tiny import TINY_PAD
 from helpers.train.telemetry import read_metrics
 
 
@@ -73,6 +74,7 @@ class Check:
     def step_env(self) -> dict:
         from helpers import env
         facts = inputs.collect_facts_apart(self.lay.gpu_check_facts)
+        imported = self.import_unsloth_here(facts)
         checks = env.evaluate(facts, self.cfg)
         self.rec = env.recommend(facts, self.cfg.model)
         env.apply_env(self.rec)  # before CUDA starts here: the allocator reads its variables once
@@ -80,7 +82,8 @@ class Check:
         shown = [c for c in checks if c["status"] != "pass"]
         figures = {"counts": counts, "checks": [{k: c[k] for k in ("id", "status", "message", "fix")} for c in shown],
                    "recommended": {k: self.rec[k] for k in RECOMMENDED if k in self.rec},
-                   "facts": {k: facts[k] for k in ("backend", "python", "system", "torch", "gpu", "errors")}}
+                   "facts": {k: facts[k] for k in ("backend", "python", "system", "torch", "gpu", "errors")},
+                   "unsloth_import_seconds": imported}
         fails = [c["id"] for c in checks if c["status"] == "fail"]
         if fails:
             raise Failed(f"{len(fails)} env check(s) fail: {', '.join(fails)} (gpu-check.json lists each with its "
@@ -89,6 +92,25 @@ class Check:
         figures["summary"] = (f"no env check fails ({len(warns)} warn{': ' + ', '.join(warns) if warns else ''}); "
                               f"recommended dtype {self.rec['dtype']['value']}, optim {self.rec['optim']['value']}")
         return figures
+
+    def import_unsloth_here(self, facts: dict) -> float | None:
+        """Import Unsloth in this process, once, where the env probe left it to us (a GPU, Unsloth installed): the
+        probe's facts get the outcome, and the seconds it took are returned (None: nothing to import). The variables
+        the recommendation sets for Unsloth go in first, as import_backend would set them."""
+        from helpers import env
+        from helpers.env.facts import DEFERRED
+        from helpers.models.unsloth_api import import_unsloth
+        if facts.get("unsloth", {}).get("detail") != DEFERRED:
+            return None
+        hoped = {**facts, "unsloth": {**facts["unsloth"], "importable": True}}
+        env.apply_env(env.recommend(hoped, self.cfg.model))
+        t0 = time.perf_counter()
+        try:
+            import_unsloth()
+            facts["unsloth"].update(importable=True, detail="imported once, in the check's process")
+        except RuntimeError as exc:
+            facts["unsloth"].update(importable=False, detail=str(exc).splitlines()[0][:500])
+        return round(time.perf_counter() - t0, 1)
 
     def step_backend(self) -> dict:
         from helpers.models import import_backend
@@ -116,7 +138,7 @@ class Check:
         self.seq_len = checks.longest_example(self.cfg, load_tokenizer(self.cfg.model.weights, self.cfg.model),
                                                 self.lay.curriculum)
         self.data["longest_example_tokens"] = self.seq_len
-        what = "the tiny model (built locally)" if self.model_arg is None else str(source)
+        what = "the tiny model with a pad-named token (built locally)" if self.model_arg is None else str(source)
         return {**self.model, "data": self.data,
                 "summary": f"{what}: {shape.model_type}, {self.model['params'] / 1e6:,.1f}M parameters, ready in "
                            f"{self.model['ready_seconds']} s; {self.data['training_questions']} training questions in "
@@ -269,7 +291,7 @@ def run_check(device: str = "auto", model: str | None = None, out: str | Path | 
         return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     with inputs.runs_at(out_dir) as run:
-        base = str(Path(model).expanduser().resolve()) if model else "tiny"
+        base = str(Path(model).expanduser().resolve()) if model else TINY_PAD  # Unsloth takes it, unlike "tiny"
         cfg, swaps = inputs.profile_for_check(profile, base, run, overrides)
         lay = RunLayout.of(cfg)
         say(f"gpu-check: {facts['name']} ({facts['kind']}), profile {profile}, model {base} -> {lay.root}")

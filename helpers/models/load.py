@@ -28,6 +28,9 @@ def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Pat
     if str(base) == "tiny":
         from helpers.models.tiny import ensure_tiny_model
         return ensure_tiny_model(**(tiny_kwargs or {})), "tiny"
+    from helpers.models.tiny import TINY_PAD, ensure_padded_tiny
+    if str(base) == TINY_PAD:  # the tiny model with a pad-named token, which Unsloth takes (make gpu-check's)
+        return ensure_padded_tiny(progress=(tiny_kwargs or {}).get("progress", True)), "tiny"
     if is_packaged(str(base)):  # a real model from a wheel, converted once into the cache
         return ensure_packaged_model(str(base)), "packaged"
     path = Path(os.path.expanduser(str(base)))

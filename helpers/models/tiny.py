@@ -361,3 +361,61 @@ def _build_into(tmp: Path, spec: TinySpec, threads: int, *, progress: bool) -> N
 def ensure_tiny_model(*, warmup_steps: int | None = None, seed: int | None = None, progress: bool = True) -> Path:
     """The cached tiny model's directory, building it first if it is missing or incomplete."""
     return build_tiny_model(warmup_steps=warmup_steps, seed=seed, progress=progress)
+
+
+# ---------------------------------------------------------------- the tiny model with a pad-named token
+# Unsloth will not pad with the eos and takes a pad-named token of the vocabulary instead (unsloth_zoo's
+# fix_pad_token); the tiny model's pad is its eos, as in Qwen's base models, so Unsloth refuses it. `tiny-pad` is the
+# same weights with Qwen2.5's <|fim_pad|> added as its pad (one embedding row, the mean of the others): make
+# gpu-check's default model, so the check takes the Unsloth path wherever Unsloth imports. The smoke pipeline keeps
+# "tiny" (a new vocabulary moved its learning test: docs/results.md).
+TINY_PAD, PAD_TOKEN = "tiny-pad", "<|fim_pad|>"
+
+
+def ensure_padded_tiny(*, progress: bool = True) -> Path:
+    """<tiny's folder>-pad/: the tiny model with PAD_TOKEN as its pad, derived once (seconds) and cached beside it."""
+    return padded_from(ensure_tiny_model(progress=progress))
+
+
+def padded_from(base: Path) -> Path:
+    """<base>-pad/, derived from the built tiny model in `base` unless already complete."""
+    final = base.with_name(base.name + "-pad")
+    if is_complete(final):
+        return final
+    with model_cache.build_lock(final):
+        if is_complete(final):
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".building", dir=final.parent))
+        try:
+            _pad_into(base, tmp)
+            model_cache.install_dir(tmp, final, MARKER)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _pad_into(base: Path, tmp: Path) -> None:
+    """Load the tiny model, add PAD_TOKEN as its pad with one new embedding row (the others' mean: deterministic),
+    save it and its marker (the base's, with the pad recorded) into tmp."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+    tok = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
+    tok.add_special_tokens({"pad_token": PAD_TOKEN})
+    model = AutoModelForCausalLM.from_pretrained(str(base), local_files_only=True)
+    model.resize_token_embeddings(len(tok), mean_resizing=False)
+    with torch.no_grad():
+        for emb in {id(e): e for e in (model.get_input_embeddings(), model.get_output_embeddings())}.values():
+            emb.weight[-1] = emb.weight[:-1].mean(0)
+    model.config.pad_token_id = tok.pad_token_id
+    _write_model(model, tmp)
+    gen = GenerationConfig.from_pretrained(str(tmp))
+    gen.pad_token_id = tok.pad_token_id
+    gen.save_pretrained(str(tmp))
+    tok.save_pretrained(str(tmp))
+    for path in tmp.iterdir():
+        path.chmod(0o644)
+    info = read_json(base / MARKER)
+    files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+    write_json(tmp / MARKER, {**info, "files": files, "pad_token": PAD_TOKEN, "pad_token_id": tok.pad_token_id,
+                              "vocab_size": len(tok), "derived_from": base.name}).chmod(0o644)

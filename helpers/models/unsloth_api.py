@@ -21,6 +21,8 @@ def import_unsloth() -> Any:
     """Import Unsloth (must come before transformers/peft in the process; see the module docstring), its compiled
     code sent under the kit's cache (unsloth_environ)."""
     import sys
+    if "unsloth" in sys.modules:  # imported already (make gpu-check's env step): once per process
+        return sys.modules["unsloth"]
     for var, value in unsloth_environ().items():
         os.environ.setdefault(var, value)
     late = [m for m in PATCHED_ON_IMPORT if m in sys.modules]
