@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 from helpers.io import InputError
 from helpers.prompts import MAX_CHOICES, SYSTEM_PROMPT, render_example, render_prompt
 from helpers.models.members import BASE, use_member  # noqa: F401  (scoring.BASE: the member name callers use)
+from helpers.models.unsloth_api import refuse_overlength
 from helpers.records import LETTERS, letter
 
 # The original team's parser looked for the answer letter anywhere in the generated text: a capital A-J standing alone
@@ -166,6 +167,7 @@ def score_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, batch_si
     letter_ids = torch.tensor(letter_token_ids(tokenizer, system_prompt))
     prompts = [render_prompt(tokenizer, item, system_prompt or SYSTEM_PROMPT) for item in items]
     seqs = [list(s) for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    refuse_overlength(model, max(map(len, seqs)), "letter scoring's longest prompt")
     keep = _keep_last_kwarg(model)
     device = next(model.parameters()).device
     out: list[list[float] | None] = [None] * len(items)
@@ -214,6 +216,7 @@ def generate_letters(model: Any, tokenizer: Any, items: Sequence[dict], *, max_n
     sizes = [len(_choices_of(item, i)) for i, item in enumerate(items)]
     prompts = [render_prompt(tokenizer, item) for item in items]
     seqs = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    refuse_overlength(model, max(map(len, seqs)) + int(max_new_tokens), "generation's longest prompt and its tokens")
     stop = end_of_turn_ids(tokenizer)
     device = next(model.parameters()).device
     out: list[dict | None] = [None] * len(items)
@@ -259,6 +262,7 @@ def letter_check(model: Any, tokenizer: Any, records: list[dict]) -> list[dict]:
     model.eval()
     for rec in records:
         ids = tokenizer(render_prompt(tokenizer, rec), add_special_tokens=False, return_tensors="pt")["input_ids"]
+        refuse_overlength(model, ids.shape[1], "a spot-check prompt")
         ids = ids.to(next(model.parameters()).device)
         letters = [letter(i) for i in range(len(rec["choices"]))]
         letter_ids = all_ids[:len(letters)]

@@ -277,6 +277,27 @@ def test_an_unsloth_release_that_renamed_an_argument_is_one_clear_line():
         unsloth_api.call_checked(get_peft_model, {"model": 1, "use_exact_model_name": True}, "from_pretrained")
 
 
+def test_an_inference_load_through_unsloth_has_room_to_generate(monkeypatch, tmp_path):
+    """Unsloth cuts input past the max_seq_length it loaded with (refuse_overlength says so first): a training load
+    keeps the profile's cap, an inference load gets room for the agents' caps, within the model's own positions."""
+    import types
+
+    from helpers.models import load
+    seen = []
+    fast = types.SimpleNamespace(from_pretrained=lambda model_name, max_seq_length, dtype, load_in_4bit,
+                                 trust_remote_code, use_exact_model_name, use_gradient_checkpointing:
+                                 seen.append(max_seq_length) or ("model", "tokenizer"))
+    monkeypatch.setattr(load, "import_unsloth", lambda: types.SimpleNamespace(FastLanguageModel=fast))
+    settings = {"max_seq_len": 256, "dtype": "float32", "load_in_4bit": False, "trust_remote_code": False,
+                "gradient_checkpointing": True}
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 1024}))
+    load._load_unsloth(tmp_path, settings, for_training=True)
+    load._load_unsloth(tmp_path, settings, for_training=False)
+    load._load_unsloth("Qwen/Qwen2.5-72B-Instruct", settings, for_training=False)  # a hub id: no config to read
+    load._load_unsloth("Qwen/Qwen2.5-72B-Instruct", {**settings, "max_seq_len": 4096}, for_training=False)
+    assert seen == [256, 1024, load.INFERENCE_SEQ_LEN, 4096]
+
+
 def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch, tmp_path):
     import importlib
 

@@ -122,6 +122,24 @@ def test_no_time_left_scores_the_letter_straight_after_the_prompt(tiny):
     assert all(abs(sum(row["probs"]) - 1) < 1e-5 for row in rows)
 
 
+def test_a_prompt_unsloth_would_cut_stops_before_any_answer_is_scored(tiny, monkeypatch):
+    """Unsloth's fast forward cuts input past the max_seq_length it loaded the model with (a warning, no error), and
+    sets that attribute on the model; the reasoner and letter scoring refuse such a prompt in one line first. A model
+    loaded through transformers has no such attribute and is never refused."""
+    from helpers import scoring
+    from helpers.models.unsloth_api import CutByUnsloth
+    model, tok = tiny
+    longest = max(len(tok(render_prompt(tok, item), add_special_tokens=False)["input_ids"]) for item in ITEMS)
+    monkeypatch.setattr(model.get_base_model(), "max_seq_length", longest - 1, raising=False)  # as Unsloth sets it
+    with pytest.raises(CutByUnsloth, match=f"letter scoring's longest prompt: {longest} tokens, more than the "
+                                           f"max_seq_length of {longest - 1}.*raise model.max_seq_len"):
+        scoring.score_letters(model, tok, ITEMS)
+    with pytest.raises(CutByUnsloth, match="the reasoner's longest prompt, its reasoning and its letter"):
+        reasoner.Reasoner(model, tok, member=REASONER, max_new_tokens=8).answer(ITEMS, 30.0)
+    monkeypatch.setattr(model.get_base_model(), "max_seq_length", 4096, raising=False)  # room for all of it
+    assert len(reasoner.Reasoner(model, tok, member=REASONER, max_new_tokens=8).answer(ITEMS, 30.0)) == 3
+
+
 def test_the_reply_shape_lifts_the_deadline_so_only_the_cap_or_the_reply_stops_it(tiny, monkeypatch):
     model, tok = tiny
     r = _never_stopping(model, tok, max_new_tokens=6)

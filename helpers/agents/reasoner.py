@@ -15,6 +15,7 @@ import time
 from typing import Any, Sequence
 
 from helpers.agents import timing
+from helpers.models.unsloth_api import refuse_overlength
 from helpers.prompts import MAX_CHOICES, mcq_messages, render_prompt
 from helpers.records import LETTERS
 
@@ -149,6 +150,9 @@ class Reasoner:
         """Greedy, every prompt in one batch, stopped by the turn's end, the token cap or `seconds` (transformers'
         max_time, checked after every token); with no time to write, one token (the prefill the letter needs)."""
         writing = seconds >= MIN_WRITE_S
+        # the reasoning, then "\nAnswer:" and the letter: all of it must fit what Unsloth loaded the model for
+        refuse_overlength(self.model, enc["input_ids"].shape[1] + self.max_new_tokens + len(self.mark_ids) + 1,
+                          "the reasoner's longest prompt, its reasoning and its letter")
         return self.model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens if writing else 1,
                                    max_time=max(seconds, MIN_WRITE_S), eos_token_id=self.stop_ids,
                                    pad_token_id=self.tokenizer.pad_token_id, return_dict_in_generate=True)

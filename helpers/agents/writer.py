@@ -16,6 +16,7 @@ from helpers.agents import timing
 from helpers.agents.inputs import strip_prefix
 from helpers.agents.json_repair import extract_json
 from helpers.edition import QuestionRules
+from helpers.models.unsloth_api import refuse_overlength
 from helpers.puzzles import deduction
 from helpers.records import normalize_text
 
@@ -126,6 +127,8 @@ class ModelWriter:
         enc = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
         device = next(self.model.parameters()).device
         enc = {k: v.to(device) for k, v in enc.items()}
+        refuse_overlength(self.model, enc["input_ids"].shape[1] + min(1024, int(self.gen["max_new_tokens"])),
+                          "the question writer's prompt and its reply")
         with torch.no_grad(), scoring.use_member(self.model, self.member):
             out = self.model.generate(**enc, do_sample=True, max_time=max(0.05, seconds),
                                       max_new_tokens=min(1024, int(self.gen["max_new_tokens"])),

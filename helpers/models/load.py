@@ -102,7 +102,7 @@ def load_model(base: str | Path, *, model: ModelSettings, recommendation: dict |
     if settings["load_in_4bit_requested"] is True and not settings["load_in_4bit"]:
         info["warnings"].append("load_in_4bit requested but not recommended here (bitsandbytes unusable): 16-bit")
     if backend == "unsloth":
-        net, tokenizer = _load_unsloth(source, settings)
+        net, tokenizer = _load_unsloth(source, settings, for_training)
     else:
         net, tokenizer = _load_transformers(source, settings, for_training)
     import torch
@@ -120,12 +120,31 @@ def load_model(base: str | Path, *, model: ModelSettings, recommendation: dict |
     return net, tokenizer, info
 
 
-def _load_unsloth(source: Path | str, settings: dict) -> tuple[Any, Any]:
-    """Model and tokenizer through FastLanguageModel.from_pretrained."""
+# An inference load's length through Unsloth (which cuts longer input: refuse_overlength): room for the Q-agent's
+# 1,024 new tokens after its prompt, the A-agent's 512 of reasoning after a question and its choices (the organisers'
+# caps), never past the model's own positions (Unsloth would stretch its RoPE to reach them).
+INFERENCE_SEQ_LEN = 2048
+
+
+def inference_length(source: Path | str, max_seq_len: int) -> int:
+    """The max_seq_length an inference load gets: the profile's training cap, raised to INFERENCE_SEQ_LEN within the
+    model's max_position_embeddings (read from its config.json where it is a local folder)."""
+    import json
+    positions = INFERENCE_SEQ_LEN
+    config_file = Path(str(source)) / "config.json"
+    if config_file.is_file():
+        positions = int(json.loads(config_file.read_text(encoding="utf-8")).get("max_position_embeddings", positions))
+    return max(max_seq_len, min(INFERENCE_SEQ_LEN, positions))
+
+
+def _load_unsloth(source: Path | str, settings: dict, for_training: bool = True) -> tuple[Any, Any]:
+    """Model and tokenizer through FastLanguageModel.from_pretrained; an inference load with room to generate."""
     unsloth = import_unsloth()  # first: before transformers/peft are imported below
     import torch
+    length = settings["max_seq_len"] if for_training else inference_length(source, settings["max_seq_len"])
     return call_checked(unsloth.FastLanguageModel.from_pretrained,
-                        unsloth_load_kwargs(source, settings, getattr(torch, settings["dtype"])),
+                        unsloth_load_kwargs(source, {**settings, "max_seq_len": length},
+                                            getattr(torch, settings["dtype"])),
                         "FastLanguageModel.from_pretrained")
 
 

@@ -37,6 +37,22 @@ def import_unsloth() -> Any:
                            ) from exc
 
 
+class CutByUnsloth(ValueError):
+    """An input longer than the max_seq_length Unsloth loaded the model with: Unsloth's fast forward would cut it."""
+
+
+def refuse_overlength(model: Any, tokens: int, what: str) -> None:
+    """Raise CutByUnsloth when `tokens` (a prompt, plus what will be generated after it) are more than the
+    max_seq_length a model loaded through Unsloth carries: its fast forward (unsloth/models/llama.py, the overlength
+    branch of the 2026.10.9 wheel) cuts such input with only a warning, so every answer after it would be scored on a
+    truncated prompt. A model loaded through transformers carries no such limit and is never refused."""
+    limit = getattr(model, "max_seq_length", None)
+    if isinstance(limit, int) and not isinstance(limit, bool) and tokens > limit:
+        raise CutByUnsloth(f"{what}: {tokens} tokens, more than the max_seq_length of {limit} the model was loaded "
+                           f"with through Unsloth, which would cut the input without an error. Fix: raise "
+                           f"model.max_seq_len in the profile (now {limit}), or shorten the prompt")
+
+
 # Keywords Unsloth reads from **kwargs rather than naming (get_peft_model forwards use_dora to LoraConfig;
 # tests/test_unsloth_wheel.py checks that against the pinned wheel).
 UNSLOTH_VIA_KWARGS = ("use_dora",)
