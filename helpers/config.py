@@ -104,6 +104,7 @@ class ModelSettings:
     trust_remote_code: bool = setting(flag)
     use_unsloth: bool | str = setting(flag_or_auto)
     gradient_checkpointing: bool = setting(flag)
+    unsloth_inference: bool = setting(flag, default=False)  # Unsloth for inference too (scoring, the agents)
     stand_in: str | None = setting(optional(text), default=None)  # loaded in base's place (the rehearsal's tiny)
 
     @property

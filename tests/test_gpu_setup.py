@@ -298,6 +298,31 @@ def test_an_inference_load_through_unsloth_has_room_to_generate(monkeypatch, tmp
     assert seen == [256, 1024, load.INFERENCE_SEQ_LEN, 4096]
 
 
+def test_inference_goes_through_transformers_and_peft_unless_the_profile_asks_for_unsloth(monkeypatch):
+    """The answer path on the day (docs/gpu.md): Unsloth trains; scoring and the agents load the same adapters through
+    transformers + PEFT, which a GPU check proved end to end, unless model.unsloth_inference is true."""
+    import dataclasses
+
+    from helpers import config
+    from helpers.models import load
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def backend(model, recommendation=None, facts=None):
+        asked.append(model.use_unsloth)
+        raise Stop
+    monkeypatch.setattr(load, "import_backend", backend)
+    model = dataclasses.replace(config.load_profile("mi300x").model, use_unsloth=True)
+    for for_training, unsloth_inference in ((True, False), (False, False), (False, True)):
+        with pytest.raises(Stop):
+            load.load_model("Qwen/Qwen2.5-72B-Instruct", for_training=for_training,
+                            model=dataclasses.replace(model, unsloth_inference=unsloth_inference))
+    assert asked == [True, False, True]
+    assert config.load_profile("mi300x").model.unsloth_inference is False  # the default
+
+
 def test_a_failing_unsloth_import_is_one_clear_line(monkeypatch, tmp_path):
     import importlib
 

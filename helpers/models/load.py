@@ -10,6 +10,7 @@ importing transformers or peft yourself.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,9 @@ def load_model(base: str | Path, *, model: ModelSettings, recommendation: dict |
     """(model, tokenizer, info): base "tiny" | a packaged model ("smollm2-135m") | hub id | local dir, on the chosen
     backend with the profile's `model` settings, "auto" resolved against the recommendation."""
     settings = resolve_settings(model, recommendation, train)
-    backend = import_backend(model, recommendation, facts)  # before anything below imports transformers (tiny does)
+    # Inference goes through transformers + PEFT unless model.unsloth_inference (docs/gpu.md, "The answer path")
+    chosen = model if for_training or truthy(model.unsloth_inference) else dataclasses.replace(model, use_unsloth=False)
+    backend = import_backend(chosen, recommendation, facts)  # before anything below imports transformers (tiny does)
     source, kind = resolve_base(base, tiny_kwargs)
     info: dict[str, Any] = {"base": str(base), "source": str(source), "kind": kind, "backend": backend,
                             **settings, "warnings": []}
