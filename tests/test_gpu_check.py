@@ -278,6 +278,17 @@ def test_every_peak_is_judged_at_every_size_with_its_backends_factor():
     assert not checks.fit_warnings([_fit("unsloth", 0.794, 0.96)])
 
 
+def test_an_adapters_start_up_is_measured_from_its_steps():
+    """A backend's start-up (load, set-up, a first-forward compile, chunk saves) is the total less the steps at their
+    steady pace: measured from the logged steps' seconds, not guessed (results.md once guessed 'a compile per
+    adapter')."""
+    rows = [{"chunk": 0, "wall_s": 30.0}, {"chunk": 0, "wall_s": 30.5}, {"chunk": 0, "wall_s": 31.0},
+            {"chunk": 1, "wall_s": 40.0}, {"chunk": 1, "wall_s": 40.5}]
+    split = checks.startup_split(rows, 52.0)
+    assert split == {"total": 52.0, "first_step": 30.0, "steady_step": 0.5, "startup": 49.5}
+    assert checks.startup_split([], 3.0)["startup"] is None
+
+
 def test_letters_differ_only_within_a_near_tie():
     device_side = {"base": {"probs": [[0.40, 0.38, 0.12, 0.10], [0.9, 0.05, 0.03, 0.02], [0.5, 0.3, 0.1, 0.1]],
                             "questions_per_s": 1.0}}

@@ -24,6 +24,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +82,10 @@ def train_method(cfg: config.Profile, name: str, recommendation: dict, lay: RunL
     its figures; a loss that is not finite fails the step."""
     from helpers.train import telemetry, train_adapter
     inputs.reset_peak()
+    t0 = time.perf_counter()
     summary = train_adapter(cfg, name, curriculum_path=lay.curriculum, out_dir=lay.model_dir(name), resume=False,
                             progress="off", recommendation=recommendation, live_plot=False)
+    seconds = startup_split(telemetry.read_metrics(lay.metrics(name)), time.perf_counter() - t0)
     peak = inputs.peak_memory(device)
     losses = [r["loss"] for r in telemetry.read_metrics(lay.metrics(name))]
     if not losses:
@@ -97,13 +100,28 @@ def train_method(cfg: config.Profile, name: str, recommendation: dict, lay: RunL
         "chunks": summary["chunks_done"], "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
         "loss_min": round(min(losses), 4), "tokens": summary["tokens"], "tokens_per_s": summary["tokens_per_s"],
         "train_seconds": summary["train_seconds"], "trainable_params": summary["trainable_params"],
-        "total_params": summary["total_params"], "peak_memory": peak,
+        "total_params": summary["total_params"], "peak_memory": peak, "seconds": seconds,
         "plot": lay.rel(lay.training_plot(name)) if lay.training_plot(name).is_file() else None,
         "adapter_dir": lay.rel(lay.adapter_dir(name)), "warnings": summary["warnings"]}
     figures["summary"] = (f"{summary['method']} r={cfg.models[name].r} on {figures['backend']}, {figures['dtype']}: "
                           f"{figures['steps']} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}, "
-                          f"{figures['tokens_per_s']:.0f} tokens/s, peak {peak['gib']} GiB ({peak['kind']})")
+                          f"{figures['tokens_per_s']:.0f} tokens/s, peak {peak['gib']} GiB ({peak['kind']}); "
+                          f"{seconds['total']:.1f} s, of which start-up {seconds['startup']} s")
     return figures
+
+
+def startup_split(rows: list[dict], total_s: float) -> dict:
+    """Where an adapter's seconds went, measured: `total` (load, adapter set-up, every step, every chunk's save),
+    `steady_step` (the median gap between logged steps of one chunk), `first_step` (the first logged step's seconds
+    since training started: a backend's first-forward compile lands there) and `startup` (total less the steps at the
+    steady pace: what the backend costs before and around training, which a short check cannot pay back)."""
+    walls = [r["wall_s"] for r in rows if isinstance(r.get("wall_s"), (int, float))]
+    chunks = [r.get("chunk") for r in rows if isinstance(r.get("wall_s"), (int, float))]
+    gaps = sorted(b - a for a, b, ca, cb in zip(walls, walls[1:], chunks, chunks[1:]) if ca == cb)
+    steady = gaps[len(gaps) // 2] if gaps else None
+    return {"total": round(total_s, 2), "first_step": walls[0] if walls else None,
+            "steady_step": round(steady, 4) if steady is not None else None,
+            "startup": round(total_s - steady * len(walls), 2) if steady is not None else None}
 
 
 def fit_row(est: memory.MemoryEstimate, trained: dict) -> dict:
