@@ -17,7 +17,7 @@ earlier steps and premises it rests on), and the checker (deduction.checker) pro
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -257,20 +257,10 @@ class Writer:
     def look_ahead(self, steps: list[Step], said: np.ndarray, case: tuple, case_mask: np.ndarray, stated: Known,
                    depth: int, close: bool) -> list[Step]:
         """Steps, then the split whose cases and everything after them read shortest, and all of that."""
-        best = None
-        for _, _, c, facts, masks in self.options(said, case_mask, stated, depth):
-            try:
-                branch, survivor = self.cases(said, case, c, facts, masks, depth)
-                whole = self.resume(steps + branch, said, case, case_mask, depth, close, stated, survivor)
-            except OutOfWork:
-                raise
-            except NoDeduction:
-                continue
-            if best is None or self.words(whole) < self.words(best):
-                best = whole
-        if best is None:
-            raise NoDeduction("no_split")
-        return best
+        def whole(c: int | None, facts: list, masks: list) -> list[Step]:
+            branch, survivor = self.cases(said, case, c, facts, masks, depth)
+            return self.resume(steps + branch, said, case, case_mask, depth, close, stated, survivor)
+        return min(self.each_split(said, case_mask, stated, depth, whole), key=self.words)
 
     def resume(self, steps: list[Step], said: np.ndarray, case: tuple, case_mask: np.ndarray, depth: int,
                close: bool, stated: Known, survivor: np.ndarray | None) -> list[Step]:
@@ -285,19 +275,25 @@ class Writer:
               depth: int) -> tuple[list[Step], np.ndarray | None]:
         """The shortest of the tried case splits: the split step, then each case's steps (failing cases first);
         with the one surviving case's mask (None when several survive, or none)."""
-        best = None
-        for size, _, c, facts, masks in self.options(said, case_mask, stated, depth):
+        tried = self.each_split(said, case_mask, stated, depth,
+                                lambda c, facts, masks: self.cases(said, case, c, facts, masks, depth))
+        return min(tried, key=lambda t: self.words(t[0]))
+
+    def each_split(self, said: np.ndarray, case_mask: np.ndarray, stated: Known, depth: int,
+                   attempt: Callable[[int | None, list, list], Any]) -> list:
+        """attempt(clue, facts, masks) for each split options() gives, in its order, less those that find no
+        deduction; NoDeduction("no_split") when none does. A spent work budget (OutOfWork) ends the search."""
+        out = []
+        for _, _, c, facts, masks in self.options(said, case_mask, stated, depth):
             try:
-                tried = self.cases(said, case, c, facts, masks, depth)
+                out.append(attempt(c, facts, masks))
             except OutOfWork:
                 raise
             except NoDeduction:
                 continue
-            if best is None or self.words(tried[0]) < self.words(best[0]):
-                best = tried
-        if best is None:
+        if not out:
             raise NoDeduction("no_split")
-        return best
+        return out
 
     def cases(self, said: np.ndarray, case: tuple, c: int | None, facts: list, masks: list,
               depth: int) -> tuple[list[Step], np.ndarray | None]:
