@@ -458,7 +458,7 @@ def test_the_q_agent_asks_the_hardest_of_its_candidates(tok, monkeypatch):
     seen: list = []
     monkeypatch.setattr(agent, "_one_puzzle", fake_one)
     agent._start_question()  # seeds the question's own search stream, as ask() does
-    _, rec = agent._puzzle(puzzles.KINDS, "A", SEATING[1], timing.Deadline(5.0))
+    _, rec, _ = agent._puzzle(puzzles.KINDS, "A", SEATING[1], timing.Deadline(5.0))
     assert rec["puzzle"]["work"]["score"] == 7.5 and len(seen) == 3
 
 
@@ -483,7 +483,7 @@ def test_every_candidate_of_one_question_asks_one_form_and_the_forms_spread(tok,
     for _ in range(40):
         calls.clear()
         agent._start_question()  # seeds the question's own search stream, as ask() does
-        _, rec = agent._puzzle(("family",), "A", FAMILY[1], timing.Deadline(5.0))
+        _, rec, _ = agent._puzzle(("family",), "A", FAMILY[1], timing.Deadline(5.0))
         assert len(calls) >= 4 and all(len({f for _, lv, f in calls if lv == level}) <= 1 for level in (1, 3)), calls
         form = {lv: f for _, lv, f in calls}[rec["puzzle"]["level"]]
         asked[form] += 1
@@ -559,7 +559,7 @@ def test_every_candidate_of_one_question_is_of_one_kind_and_level_and_the_shapes
     for _ in range(24):
         calls.clear()
         agent._start_question()  # seeds the question's own search stream, as ask() does
-        _, rec = agent._puzzle(kinds, "A", SEATING[1], timing.Deadline(5.0))
+        _, rec, _ = agent._puzzle(kinds, "A", SEATING[1], timing.Deadline(5.0))
         assert len(calls) >= 4 and len({kind for kind, _, _ in calls}) == 1 and len(set(calls)) <= 2, calls
         asked[rec["puzzle"]["kind"], rec["puzzle"]["level"]] += 1
     assert len({kind for kind, _ in asked}) == 3 and len({level for _, level in asked}) == 3, asked

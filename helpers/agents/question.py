@@ -69,7 +69,6 @@ class QuestionAgent:
             raise ValueError(f"unserved must be one of {UNSERVED}, got {unserved!r}")
         # a topic no family writes: the writer alone (its checker's agreement the only check), or refused; counted
         self.unserved = unserved
-        self._too_long = False  # the question being asked finds its topic's one family mostly too long for the filter
         self.writer, self.model_share = writer, float(model_share)
         self.bank = list(bank or [])
         self.seed = seed
@@ -101,12 +100,14 @@ class QuestionAgent:
 
     # ------------------------------------------------------------ sources
     def _puzzle(self, kinds: Sequence[str], letter_: str, label: str, deadline: timing.Deadline,
-                ) -> tuple[dict | None, dict | None]:
+                ) -> tuple[dict | None, dict | None, str | None]:
         """The hardest (measured) of up to `candidates` proven puzzles that pass the filter, searched for in half
         the time left; when none comes in that half (a slow family on a busy CPU), one of the topic's fast
         families (puzzles.FAST_KINDS: milliseconds a puzzle) with the rest of the time, counted. Every candidate is
         of one kind and level and asks one form, drawn once per question (the form at a quantile by its share,
-        puzzles.form_at), so the pick compares like with like and does not favour a family, a level or a form."""
+        puzzles.form_at), so the pick compares like with like and does not favour a family, a level or a form.
+        Returns (question, record, None), or (None, None, why): "too_long_for_filter" when the topic's one family
+        wrote nothing under the edition's length bound with this tokenizer, else None."""
         best: tuple[dict, dict] | None = None
         found = 0
         search = timing.Deadline(deadline.left() / 2)
@@ -126,12 +127,14 @@ class QuestionAgent:
         if best is None and fast:
             self.stats["fallback:fast_family"] += 1
             grace = timing.Deadline(max(deadline.left(), FAST_GRACE_S))
-            found, best = 1, self._one_puzzle(fast, letter_, label, grace, {"form_q": shape["form_q"]})
+            fallback = {"form_q": shape["form_q"]}
+            found, best = 1, self._one_puzzle(fast, letter_, label, grace, fallback)
+            shape["too_long"] = shape.get("too_long") or fallback.get("too_long")
         if best is None or best[0] is None:
-            return None, None
+            return None, None, "too_long_for_filter" if shape.get("too_long") else None
         self._seen.add(dedupe_key(best[1]))
         self.stats["candidates_compared"] += found
-        return best
+        return best[0], best[1], None
 
     def _fits(self, kind: str, level: int) -> bool:
         """Whether this family and level's puzzles fit the filter's length for this tokenizer, as far as seen: fewer
@@ -215,7 +218,7 @@ class QuestionAgent:
                             self.stats["reject:family_too_long"] += 1
                             break
                         else:  # the topic's one family: search on (some may fit), and say why if none does
-                            self._too_long = True
+                            shape["too_long"] = True
                 continue
             return question, rec
         return None, None
@@ -264,11 +267,10 @@ class QuestionAgent:
         deadline = timing.Deadline(self.budget_s, start=t0)
         letter_ = letter_ if letter_ in tuple(LETTERS4) else self.next_letter()
         self._start_question()
-        self._too_long = False
         kinds = topics_mod.generator_kinds(topic, subtopic)
         meta: dict[str, Any] = {"topic": topic, "subtopic": subtopic, "letter": letter_, "source": None,
                                 "reason": None, "record": None}
-        question = None
+        question, why_none = None, None
         if not kinds and self.unserved == "refuse":  # no family of the kit writes this topic: refused, counted
             meta.update(source="refused", reason="unserved_topic")
             meta["seconds"] = time.perf_counter() - t0
@@ -285,7 +287,7 @@ class QuestionAgent:
                 self.stats[f"model_rejected:{reason}"] += 1
                 meta["reason"] = f"model:{reason}"
         if question is None and kinds:
-            question, rec = self._puzzle(kinds, letter_, subtopic, deadline)
+            question, rec, why_none = self._puzzle(kinds, letter_, subtopic, deadline)
             if question is not None:
                 meta.update(source="puzzle", record=rec)
                 self._explain(question, rec, deadline)
@@ -297,8 +299,8 @@ class QuestionAgent:
             meta["source"] = "none"
             if not kinds:
                 meta["reason"] = meta["reason"] or "unserved_topic"
-            elif self._too_long:  # its family writes nothing under the edition's length bound with this tokenizer
-                meta["reason"] = meta["reason"] or "too_long_for_filter"
+            elif why_none:  # its family writes nothing under the edition's length bound with this tokenizer
+                meta["reason"] = meta["reason"] or why_none
         meta["seconds"] = time.perf_counter() - t0
         self.stats[f"source:{meta['source']}"] += 1
         return question, meta
