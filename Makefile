@@ -24,7 +24,9 @@ PYTEST_PAR := -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder
 # are measured from.
 TIMES = --durations=25 --junitxml=runs/test-reports/$(1).xml
 # Second venv with the challenge container's pins (transformers 4.51.3, trl 0.19.0): see constraints-container.txt.
-CVENV ?= .venv-container
+# CSTACK=starter: the starter kit's Dockerfile stack instead (constraints-starter.txt), in its own venv.
+CSTACK ?= container
+CVENV ?= .venv-$(CSTACK)
 CPY := $(CVENV)/bin/python
 CSTAMP := $(CVENV)/.kit-installed
 CMSTAMP := $(CVENV)/.models-installed
@@ -86,7 +88,9 @@ pin-plan:
 # in first, so no dependency can drag in a multi-GB CUDA build. Once make setup-gpu has installed Unsloth, a rebuild
 # keeps constraints-gpu.txt's pins over constraints.txt's, so it does not move Unsloth's transformers/trl away.
 HAS_UNSLOTH := -c "import importlib.metadata as m; m.version('unsloth')"
-$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-container.txt constraints-py310.txt helpers/env/pinsets.py | pin-plan
+# A box that brought its own Unsloth on transformers 4.x (the starter kit's Dockerfile): its plan's pins, not Unsloth's.
+OWN_UNSLOTH := -c "import sys; from helpers.env import box; sys.exit(0 if box.own_unsloth_stack(box.base_versions()) else 1)"
+$(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-container.txt constraints-py310.txt constraints-starter.txt helpers/env/pinsets.py | pin-plan
 	@set -e; \
 	if [ ! -x "$(PY)" ]; then \
 	  if $(PYTHON) $(ACCEL_TORCH) >/dev/null 2>&1; then \
@@ -96,7 +100,7 @@ $(STAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-contain
 	    $(PYTHON) -m venv $(VENV); \
 	  fi; \
 	fi; \
-	if $(PY) $(HAS_UNSLOTH) >/dev/null 2>&1; then \
+	if $(PY) $(HAS_UNSLOTH) >/dev/null 2>&1 && ! $(PY) $(OWN_UNSLOTH) >/dev/null 2>&1; then \
 	  ( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(VENV)/pins.txt; \
 	else \
 	  $(PYTHON) -m helpers.env box plan --pins $(PLAN_TORCH) > $(VENV)/pins.txt; \
@@ -210,10 +214,11 @@ gpu-check: $(if $(filter command line,$(origin PY)),,setup)
 
 # The wheels an offline GPU box needs for make gpu-check through Unsloth (GRPO too), from its package list (pip list
 # --format=freeze there): the pinned Unsloth and what it requires that the box lacks, at the kit's pins, bitsandbytes
-# repacked to the box's CUDA; at most 60 MiB, into runs/gpu-wheels with manifest.json (docs/gpu-check.md).
+# repacked to the box's CUDA (read from its torch, +cu130; CUDA= overrides); at most 60 MiB, into runs/gpu-wheels with
+# manifest.json (docs/gpu-check.md).
 BOX ?= configs/boxes/nvidia-h200.txt
 BOX_PYTHON ?= 3.12
-CUDA ?= 13.0
+CUDA ?=
 WHEELS_ARGS ?= --trust-unlisted
 gpu-wheels: setup
 	$(PY) -m helpers.env gpu-wheels --box $(BOX) --python $(BOX_PYTHON) $(if $(CUDA),--cuda $(CUDA)) $(WHEELS_ARGS)
@@ -235,7 +240,7 @@ typecheck: $(STAMP)
 
 # The static + unit tiers again, in $(CVENV) on the challenge container's pins, so the kit keeps working on
 # transformers 4.51.3 as well as 5.x. Imports trl first: the container has it, so it must load beside the pins.
-# CSTACK=starter CVENV=.venv-starter: the same on the starter kit's Dockerfile stack (transformers 4.56.2, trl 0.23.0).
+# CSTACK=starter (in .venv-starter): the same on the starter kit's Dockerfile stack (transformers 4.56.2, trl 0.23.0).
 test-container: $(CSTAMP) $(CMSTAMP)
 	@$(CPY) -c 'from trl import SFTTrainer; import importlib.metadata as m; print("test-container:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "tokenizers")))'
 	$(CPY) -m pytest $(PYTEST_PAR) $(call TIMES,container) -m "not pipeline and not realmodel and not nolibs and not unslothwheels and not rehearsal and not profiles and not gpucheck and not integration" $(PYTEST_ARGS)
@@ -246,7 +251,6 @@ test-container: $(CSTAMP) $(CMSTAMP)
 # PyPI CUDA build run on the CPU); what torch pins exactly (sympy) is held at its version (`box constraints`).
 # No Jupyter kernel: the tiers run here never start one.
 CTORCH ?= $(TORCH_PIN)
-CSTACK ?= container
 $(CSTAMP): pyproject.toml constraints.txt constraints-container.txt constraints-py310.txt constraints-starter.txt helpers/env/pinsets.py
 	@set -e; \
 	$(PYTHON) -m helpers.env box plan --stack $(CSTACK) $(PLAN_TORCH); \

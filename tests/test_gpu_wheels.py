@@ -68,6 +68,7 @@ def index(tmp_path: Path) -> Index:
     idx.add("pyarrow", "26.0.1", files={"pyarrow/big.bin": b"x" * 3000})
     idx.add("bitsandbytes", "0.50.2", files={f"bitsandbytes/libbitsandbytes_{t}.so": b"lib" * 99
                                              for t in ("cuda128", "cuda130")})
+    idx.add("torch", "2.13.0")
     idx.add("oldonly", "1.0")
     return idx
 
@@ -123,6 +124,36 @@ def test_an_unpinned_or_misfit_requirement_is_refused_naming_it_and_who_asks(ind
         wheels.plan({"torch": "2.11.0", "accelerate": "1.0"}, {**PINS, "datasets": "4.6.0"}, "3.12", None, index)
     with pytest.raises(ValueError, match=r"unsloth needs datasets<5 but the kit pins datasets==5.2.0"):
         wheels.plan({"torch": "2.11.0", "accelerate": "1.0"}, {**PINS, "datasets": "5.2.0"}, "3.12", None, index)
+
+
+def test_an_extra_asked_later_is_walked_too(index: Index) -> None:
+    """fsspec is carried for unsloth-zoo first, plain; datasets then asks fsspec[http], whose aiohttp must come too,
+    and so it must where the box holds fsspec itself (the extra is read from the kit's pin of it)."""
+    index.add("unsloth-zoo", "1.0", ["fsspec", "pyarrow>=21"])
+    box = {"torch": "2.11.0", "accelerate": "1.0", "pyarrow": "26.0.1"}
+    out = wheels.plan(box, PINS, "3.12", None, index)
+    assert out.asked_by["fsspec"] == "unsloth-zoo" and out.asked_by["aiohttp"] == "fsspec"
+    out = wheels.plan({**box, "fsspec": "2026.2.0"}, PINS, "3.12", None, index)
+    assert "fsspec" not in out.wheels and out.asked_by["aiohttp"] == "fsspec"
+
+
+def test_trusting_never_fetches_the_boxs_torch_stack_nor_a_pin_that_does_not_fit(index: Index) -> None:
+    index.add("unsloth", "1.0", ["unsloth_zoo>=1.0", "torch>=2.4", "tyro>=2", "trl>=0.18", "datasets<5"])
+    box = {"torch": None, "accelerate": "1.0", "tyro": None, "pyarrow": "26.0.1"}
+    out = wheels.plan(box, {**PINS, "torch": "2.13.0"}, "3.12", None, index, trust_unlisted=True)
+    assert "torch" not in index.asked and "torch" not in out.wheels  # never downloaded to be weighed
+    assert "tyro" not in out.wheels and out.assumed["tyro"] == [">=2 (unsloth)"]  # its pin 1.0.17 does not fit
+
+
+def test_the_cuda_is_read_from_the_boxs_torch_and_a_contrary_one_refused(index: Index, tmp_path: Path) -> None:
+    assert [wheels.box_cuda({"torch": t}) for t in ("2.11.0+cu130", "2.8.0+cu128", "2.9.0+rocm7.0", None)] == \
+        ["13.0", "12.8", None, None]
+    box_file = tmp_path / "box.txt"
+    box_file.write_text("torch==2.8.0+cu128\naccelerate==1.0\n")
+    manifest = wheels.build(box_file, "3.12", None, tmp_path / "folder", PINS, index)
+    assert manifest["cuda"] == "12.8" and any(r["name"] == "bitsandbytes" for r in manifest["wheels"])
+    with pytest.raises(ValueError, match=r"a CUDA 12.8 build, not the --cuda 13.0 given"):
+        wheels.build(box_file, "3.12", "13.0", tmp_path / "folder", PINS, index)
 
 
 def test_bitsandbytes_is_repacked_to_one_cuda_and_its_record_matches(tmp_path: Path) -> None:

@@ -53,6 +53,20 @@ def own_unsloth_stack(installed: dict[str, str]) -> str | None:
     return f"unsloth {installed['unsloth']} on transformers {transformers}, trl {installed.get('trl', 'none')}"
 
 
+def base_versions() -> dict[str, str]:
+    """{canonical name: version} of the box's own Python only: what a venv made with --system-site-packages sees
+    beneath its own packages (in a plain Python, everything installed)."""
+    if sys.prefix == sys.base_prefix:
+        return installed_versions()
+    paths = [p for p in sys.path if p and not str(Path(p).resolve()).startswith(str(Path(sys.prefix).resolve()))]
+    out: dict[str, str] = {}
+    for dist in metadata.distributions(path=paths):
+        name = dist.metadata["Name"]
+        if name:
+            out.setdefault(canon(name), dist.version)
+    return out
+
+
 def guarded_versions(installed: dict[str, str]) -> dict[str, str]:
     """The box's own packages as installed now: {name: version}."""
     return {n: installed[n] for n in GUARDED if n in installed}
@@ -74,18 +88,21 @@ def held_names(installed: dict[str, str], *, pinned_only: bool = False) -> set[s
     return {n for n in names if n in installed}
 
 
-def constraint_lines(lines: list[str], installed: dict[str, str]) -> list[str]:
+def constraint_lines(lines: list[str], installed: dict[str, str], own: dict[str, str] | None = None) -> list[str]:
     """A constraints file's lines for this box: a pin of the box's package, or of what it pins exactly, becomes its
     installed version (constraints.txt's torch==2.13.0 is the CPU wheel; a ROCm torch's sympy is not the CPU torch's).
     The venv may shadow the rest: the box's own copies are never touched. On a box with its own Unsloth stack
-    (own_unsloth_stack) every installed package is held."""
+    (own_unsloth_stack of `own`, the box's own packages: base_versions() by default) every package the box itself
+    holds is held at its version, and only those: what the venv installed before stays free to move with the pins."""
     held = held_names(installed, pinned_only=True) if guarded_versions(installed) else set()
-    if own_unsloth_stack(installed):
-        held = set(installed)  # the starter kit's box: every package it holds stays as it is; the venv adds the rest
+    versions = dict(installed)
+    own = base_versions() if own is None else own
+    if own_unsloth_stack(own):
+        held, versions = set(own), {**installed, **own}  # the starter kit's box: what it holds stays as it is
     out = []
     for line in lines:
         name = canon(re.split(r"[\s#;<>=!~\[]", line.strip(), maxsplit=1)[0]) if line.strip() else ""
-        out.append(f"{name}=={installed[name]}" if name in held else line)
+        out.append(f"{name}=={versions[name]}" if name in held else line)
     return out
 
 

@@ -215,7 +215,7 @@ def install(cpu_rehearsal: bool = False) -> int:
     own = box.own_unsloth_stack(before)
     if own and not cpu_rehearsal:
         print(f"setup-gpu: this box holds its own {own} (the starter kit's Dockerfile box): nothing installed. The kit "
-              "uses that Unsloth where it imports and passes make gpu-check, else transformers + PEFT; the env check "
+              "trains with that Unsloth where it imports and loads, else transformers + PEFT (make gpu-check shows it); the env check "
               "below says which.")
         return subprocess.run([sys.executable, "-m", "helpers.env", "gpu-setup", "check"]).returncode
     blocked = stack_blocker(before.get("torch"))

@@ -43,7 +43,7 @@ class PinSet:
 # In order of preference: the first that fits a box is its plan.
 PIN_SETS = (
     PinSet("starter", "starter", ("constraints.txt", "constraints-starter.txt"), ((3, 11), (3, 12)), (2, 4),
-           "the box's own Unsloth where it imports and passes make gpu-check, else transformers + PEFT; the box's "
+           "the box's own Unsloth for training where it imports and loads, else transformers + PEFT; the box's "
            "transformers, trl, Unsloth, vLLM, bitsandbytes and every other package it holds stay as they are",
            "the seams of its top versions (constraints-starter.txt: transformers 4.56.2, trl 0.23.0) read from their "
            "wheels by tests/test_starter_stack.py and run through the kit's own choices; the box itself planned only",

@@ -13,7 +13,7 @@ admits is not carried; one whose version the list leaves unknown answers only a 
 The box's torch stack (helpers.env.box.GUARDED) is never carried, with one exception: on a CUDA box (`--cuda`) with no
 bitsandbytes, whose absence stops every load through Unsloth, PyPI's bitsandbytes is carried, repacked to the native
 library of that CUDA (the wheel holds one per CUDA and ROCm release: 43 MB, 3.6 MB once repacked). The folder must fit
-in MAX_MIB (the device command carries at most 64 MiB); manifest.json lists every wheel, its size, its sha256 and who
+in MAX_MIB (what an offline box is given with the kit is kept small); manifest.json lists every wheel, its size, its sha256 and who
 asked for it. On the box, offline, into a folder of its own (the box's site-packages untouched):
 
     pip install --no-index --no-deps --target kit-wheels DIR/*.whl
@@ -39,7 +39,7 @@ from helpers.env import stack
 from helpers.env.box import GUARDED, canon
 from helpers.io import InputError
 
-MAX_MIB = 60  # the device command carries at most 64 MiB in all; the rest is the kit
+MAX_MIB = 60  # the folder carried to an offline GPU box beside the kit: the lent H200s took 64 MiB with a run
 # --trust-unlisted takes a box package of unlisted version to meet a bound only where carrying it would cost: a pinned
 # wheel under this size is carried anyway (pyarrow's 52 MiB is what the option is for; certifi's 0.15 is not).
 TRUST_FROM_BYTES = 2**20
@@ -87,7 +87,8 @@ def environment(python: str) -> dict[str, str]:
 
 
 def requirements_of(wheel: Path, env: dict[str, str], extras: set[str]) -> list[Requirement]:
-    """The wheel's requirements that hold on the box, with the extras asked of it."""
+    """The wheel's requirements that hold on the box for these extras ("" the package itself, "http" its [http]
+    extra): walking a new extra of a package takes only what that extra adds."""
     _, _, lines = stack.wheel_metadata(wheel)
     out: list[Requirement] = []
     for line in lines:
@@ -95,7 +96,8 @@ def requirements_of(wheel: Path, env: dict[str, str], extras: set[str]) -> list[
             req = Requirement(line)
         except InvalidRequirement as exc:
             raise InputError(wheel, None, "Requires-Dist", f"{line!r}: {exc}") from exc
-        if req.marker is None or any(req.marker.evaluate({**env, "extra": e}) for e in ("", *sorted(extras))):
+        marker, of_extra = req.marker, req.marker is not None and "extra" in str(req.marker)
+        if any((marker is None or marker.evaluate({**env, "extra": e})) and (e == "") != of_extra for e in extras):
             out.append(req)
     return out
 
@@ -110,59 +112,92 @@ def box_answers(req: Requirement, box: dict[str, str | None], trust_unlisted: bo
     return (trust_unlisted or not req.specifier) if version is None else stack.satisfies(req, version)
 
 
+class _Walk:
+    """One plan's state: the carried wheels, the extras of each package walked so far, and the queue of wheels whose
+    requirements are still to read."""
+
+    def __init__(self, box: dict[str, str | None], pins: dict[str, str], python: str, cuda: str | None, fetch: Fetch,
+                 trust_unlisted: bool) -> None:
+        self.box, self.pins, self.cuda, self.fetch, self.trust = box, pins, cuda, fetch, trust_unlisted
+        self.env, self.out = environment(python), Carried()
+        self.walked: dict[str, set[str]] = {}
+        self.todo: list[tuple[str, Path, set[str]]] = []
+
+    def walk(self, name: str, path: Path, extras: set[str]) -> None:
+        """Queue the extras of a package not walked yet ("" the package itself)."""
+        new = set(extras) - self.walked.setdefault(name, set())
+        if new:
+            self.walked[name] |= new
+            self.todo.append((name, path, new))
+
+    def carry(self, name: str, version: str, asked_by: str, extras: set[str]) -> None:
+        self.out.wheels[name], self.out.asked_by[name] = version, asked_by
+        self.out.files[name] = self.fetch(name, version)
+        self.walk(name, self.out.files[name], {"", *extras})
+
+    def run(self) -> Carried:
+        for name in stack.UNSLOTH:
+            self.carry(name, self.pins[name], "the Unsloth pin (constraints-gpu.txt)", set())
+        while self.todo:
+            parent, path, extras = self.todo.pop(0)
+            for req in requirements_of(path, self.env, extras):
+                self.consider(req, parent)
+        return self.out
+
+    def answered(self, req: Requirement, name: str, parent: str) -> None:
+        """The box's own package answers it: said, an unlisted version's bound listed as assumed, and the extras
+        asked of it walked from the kit's pin of it (its own wheel is not here to read)."""
+        line = f"{name} {self.box[name] or '(version not listed)'}"
+        if line not in self.out.box_answers:
+            self.out.box_answers.append(line)
+        if self.box[name] is None and req.specifier:
+            self.out.assumed.setdefault(name, []).append(f"{req.specifier} ({parent})")
+        if req.extras and name in self.pins:
+            self.walk(name, self.fetch(name, self.pins[name]), set(req.extras))
+
+    def consider(self, req: Requirement, parent: str) -> None:
+        """One requirement of a wheel: carried already (its new extras walked), the box's torch stack (never
+        carried, bitsandbytes on a CUDA box without it apart), answered by the box, or carried at the kit's pin."""
+        name, out, box, pins = canon(req.name), self.out, self.box, self.pins
+        if name in out.wheels:
+            if not stack.satisfies(req, out.wheels[name]):
+                raise ValueError(f"{parent} needs {req} but {name} {out.wheels[name]} is carried for "
+                                 f"{out.asked_by[name]}: change the pins in constraints-gpu.txt")
+            self.walk(name, out.files[name], set(req.extras))
+            return
+        if name in GUARDED and not (name == BNB and self.cuda and name not in box):
+            if box_answers(req, box, self.trust):
+                self.answered(req, name, parent)
+                return
+            note = (f"{name}: the box's own ({box.get(name) or 'not listed'}; {parent} wants {req.specifier or 'it'});"
+                    f" never carried: {stack.MISSING_COST.get(name, 'it belongs to the box torch build')}")
+            if note not in out.notes:
+                out.notes.append(note)
+            return
+        fits = name in pins and stack.satisfies(req, pins[name])
+        cheap = (fits and self.trust and box.get(name, "") is None and bool(req.specifier)
+                 and self.fetch(name, pins[name]).stat().st_size < TRUST_FROM_BYTES)
+        if not cheap and box_answers(req, box, self.trust):
+            self.answered(req, name, parent)
+            return
+        if name not in pins:
+            raise ValueError(f"{name} (asked for by {parent}: {req}) has no pin in constraints.txt or "
+                             "constraints-gpu.txt: pin it there, so the folder is the same on every run")
+        if not fits:
+            raise ValueError(f"{parent} needs {req} but the kit pins {name}=={pins[name]}: change constraints-gpu.txt")
+        self.carry(name, pins[name], parent, set(req.extras))
+
+
 def plan(box: dict[str, str | None], pins: dict[str, str], python: str, cuda: str | None, fetch: Fetch,
          trust_unlisted: bool = False) -> Carried:
     """Walk the requirements from the pinned Unsloth wheels, fetching each wheel the box lacks at the kit's pin."""
-    env, out = environment(python), Carried()
-    todo: list[tuple[str, str, set[str]]] = []  # (name, asked by, extras)
-
-    def carry(name: str, version: str, asked_by: str, extras: set[str]) -> None:
-        out.wheels[name], out.asked_by[name] = version, asked_by
-        out.files[name] = fetch(name, version)
-        todo.append((name, asked_by, extras))
-
-    for name in stack.UNSLOTH:
-        carry(name, pins[name], "the Unsloth pin (constraints-gpu.txt)", set())
-    while todo:
-        parent, _, extras = todo.pop(0)
-        for req in requirements_of(out.files[parent], env, extras):
-            consider(req, parent, box, pins, cuda, out, carry, trust_unlisted,
-                     lambda n, v: fetch(n, v).stat().st_size)
-    return out
+    return _Walk(box, pins, python, cuda, fetch, trust_unlisted).run()
 
 
-def consider(req: Requirement, parent: str, box: dict[str, str | None], pins: dict[str, str], cuda: str | None,
-             out: Carried, carry: Callable[[str, str, str, set[str]], None], trust_unlisted: bool = False,
-             fetch_size: Callable[[str, str], int] = lambda n, v: 0) -> None:
-    """One requirement of a carried wheel: already carried, answered by the box, the box's own, or carried at its pin."""
-    name = canon(req.name)
-    if name in out.wheels:
-        if not stack.satisfies(req, out.wheels[name]):
-            raise ValueError(f"{parent} needs {req} but {name} {out.wheels[name]} is carried for "
-                             f"{out.asked_by[name]}: change the pins in constraints-gpu.txt")
-        return
-    if trust_unlisted and box.get(name, "") is None and req.specifier and name in pins and \
-            fetch_size(name, pins[name]) < TRUST_FROM_BYTES:
-        return carry(name, pins[name], parent, set(req.extras))  # cheap: carried rather than assumed
-    if box_answers(req, box, trust_unlisted):
-        line = f"{name} {box[name] or '(version not listed)'}"
-        if line not in out.box_answers:
-            out.box_answers.append(line)
-        if box[name] is None and req.specifier:
-            out.assumed.setdefault(name, []).append(f"{req.specifier} ({parent})")
-        return
-    if name in GUARDED and not (name == BNB and cuda and name not in box):
-        note = (f"{name}: the box's own ({box.get(name) or 'not listed'}; {parent} wants {req.specifier or 'it'}); "
-                f"never carried: {stack.MISSING_COST.get(name, 'it belongs to the box torch build')}")
-        if note not in out.notes:
-            out.notes.append(note)
-        return
-    if name not in pins:
-        raise ValueError(f"{name} (asked for by {parent}: {req}) has no pin in constraints.txt or constraints-gpu.txt: "
-                         "pin it there, so the folder is the same on every run")
-    if not stack.satisfies(req, pins[name]):
-        raise ValueError(f"{parent} needs {req} but the kit pins {name}=={pins[name]}: change constraints-gpu.txt")
-    carry(name, pins[name], parent, set(req.extras))
+def box_cuda(box: dict[str, str | None]) -> str | None:
+    """The CUDA of the box's torch ('2.11.0+cu130' -> '13.0'), None for a ROCm, CPU or unlabelled build."""
+    match = re.search(r"\+cu(\d+)(\d)$", box.get("torch") or "")
+    return f"{int(match[1])}.{match[2]}" if match else None
 
 
 def repack_native(wheel: Path, keep: str, dest: Path) -> Path:
@@ -200,6 +235,7 @@ def pip_fetch(dest: Path, python: str) -> Fetch:
     """A fetch that runs pip download --no-deps for the box's Python and platform into dest, a download cache (a wheel
     already there is kept)."""
     minor = "".join(environment(python)["python_version"].split("."))
+    dest = dest / f"cp{minor}"  # one cache per Python: a wheel for another one is never taken
 
     def fetch(name: str, version: str) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
@@ -259,8 +295,12 @@ def write_folder(carried: Carried, dest: Path, cuda: str | None, box_file: str, 
 def build(box_file: Path, python: str, cuda: str | None, dest: Path, pins: dict[str, str], fetch: Fetch,
           trust_unlisted: bool = False) -> dict:
     """The whole folder: plan (fetching each wheel), repack, manifest."""
-    carried = plan(read_box(box_file), pins, python, cuda, fetch, trust_unlisted)
-    return write_folder(carried, dest, cuda, str(box_file), python)
+    box = read_box(box_file)
+    listed = box_cuda(box)
+    if cuda and listed and cuda_tag(cuda) != cuda_tag(listed):
+        raise ValueError(f"{box_file}: its torch {box['torch']} is a CUDA {listed} build, not the --cuda {cuda} given")
+    cuda = cuda or listed
+    return write_folder(plan(box, pins, python, cuda, fetch, trust_unlisted), dest, cuda, str(box_file), python)
 
 
 def main(box_file: Path, python: str, cuda: str | None, dest: Path, downloads: Path,

@@ -108,8 +108,9 @@ class Check:
         try:
             import_unsloth()
             facts["unsloth"].update(importable=True, detail="imported once, in the check's process")
-        except RuntimeError as exc:
-            facts["unsloth"].update(importable=False, detail=str(exc).splitlines()[0][:500])
+        except Exception as exc:  # noqa: BLE001  (a git-head Unsloth may fail in any way: the finding, not a crash)
+            detail = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
+            facts["unsloth"].update(importable=False, detail=(detail.splitlines() or [""])[0][:500])
         return round(time.perf_counter() - t0, 1)
 
     def step_backend(self) -> dict:

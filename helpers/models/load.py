@@ -136,7 +136,7 @@ def inference_length(source: Path | str, max_seq_len: int) -> int:
     positions = INFERENCE_SEQ_LEN
     config_file = Path(str(source)) / "config.json"
     if config_file.is_file():
-        positions = int(json.loads(config_file.read_text(encoding="utf-8")).get("max_position_embeddings", positions))
+        positions = int(json.loads(config_file.read_text(encoding="utf-8")).get("max_position_embeddings") or positions)
     return max(max_seq_len, min(INFERENCE_SEQ_LEN, positions))
 
 
