@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.env.box import OWN_STACK, canon, own_unsloth_stack
+from helpers.env.box import OWN_STACK, canon, installed_versions, own_unsloth_stack
 from helpers.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,7 @@ def plan(python: str, torch: str | None, root: Path = ROOT, stack: str | None = 
     """The pin set for a box of this Python and torch (None: no torch yet, so make setup installs the CPU wheel):
     {"ok", "pins", "files", "transformers", "trl", "backend", "why", "tested", "python", "torch"}. `stack`: only the
     sets that carry it (make test-container asks for the container's stack on whatever Python runs it). `own`: the
-    box's own unsloth, transformers and trl versions (own_stack_of); a box holding its own Unsloth on transformers 4.x
+    box's own unsloth, transformers and trl versions (this_box_stack); a box holding its own Unsloth on transformers 4.x
     (the starter kit's Dockerfile) gets the starter set, which keeps them."""
     out: dict = {"ok": False, "pins": None, "files": [], "transformers": None, "trl": None, "backend": None,
                  "tested": None, "python": python, "torch": torch}
@@ -190,11 +190,6 @@ def unsloth_blocker(python: str, torch: str | None) -> str | None:
             if p["ok"] else p["why"])
 
 
-def own_stack_of(versions: dict[str, str]) -> dict[str, str]:
-    """The box's own Unsloth stack (box.OWN_STACK) among these installed versions."""
-    return {n: versions[n] for n in OWN_STACK if n in versions}
-
-
 def parse_has(text: str) -> dict[str, str]:
     """'unsloth==2026.11.1,transformers==4.56.2' -> {canonical name: version}; ValueError naming a bad item."""
     out = {}
@@ -208,14 +203,7 @@ def parse_has(text: str) -> dict[str, str]:
 
 def this_box_stack() -> dict[str, str]:
     """This Python's own unsloth, unsloth_zoo, transformers and trl versions, read from metadata, never imported."""
-    from importlib import metadata
-    out = {}
-    for name in OWN_STACK:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    return {n: v for n, v in installed_versions().items() if n in OWN_STACK}
 
 
 def this_box() -> tuple[str, str | None]:
