@@ -290,3 +290,28 @@ def test_unsloth_zoo_removes_expandable_segments_on_rocm_so_the_kit_does_not_ask
     assert "remove_expandable_segments('PYTORCH_ALLOC_CONF')" in _calls_under(tree, "IS_HIP_RUNTIME")
     version = stack.wheel_metadata(wheels["unsloth-zoo"])[1]
     assert rules.UNSLOTH_ROCM_ALLOCATOR.startswith(f"unsloth_zoo {version},")
+
+
+def _file(wheel: Path, path: str) -> str:
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(path).decode("utf-8")
+
+
+def test_unsloth_cuts_input_past_its_load_length_which_the_kit_refuses_first(wheels):
+    """The fast forward cuts input past `self.max_seq_length` with only a warning, and the loader sets that attribute
+    on the model and every module: unsloth_api.refuse_overlength reads the same attribute and refuses first."""
+    import inspect
+    llama = _texts(wheels["unsloth"])["unsloth/models/llama.py"]
+    assert "input_ids = input_ids[:, : self.max_seq_length]" in llama and "We shall truncate it ourselves" in llama
+    assert "model.max_seq_length = max_seq_length" in llama and "module.max_seq_length = max_seq_length" in llama
+    assert 'getattr(model, "max_seq_length", None)' in inspect.getsource(unsloth_api.refuse_overlength)
+
+
+def test_unsloths_fused_lora_kernels_hand_a_dora_layer_back_to_peft(wheels):
+    """Every fused LoRA path of the pinned release skips a layer with an active DoRA adapter, so DoRA's forward
+    (magnitudes included) is PEFT's own even through Unsloth; the kit's inference goes through PEFT in any case
+    (model.unsloth_inference: false)."""
+    fast = _file(wheels["unsloth"], "unsloth/kernels/fast_lora.py")
+    assert fast.count("_has_active_dora_adapter(proj)") >= 4
+    assert config.load_profile("mi300x").model.unsloth_inference is False
+
