@@ -289,6 +289,32 @@ def test_an_adapters_start_up_is_measured_from_its_steps():
     assert checks.startup_split([], 3.0)["startup"] is None
 
 
+def test_a_dora_generation_past_its_first_tokens_is_compared_teacher_forced():
+    """The CPU's greedy DoRA tokens, read by the same model, are predicted at every position; a token the CPU was sure
+    of that the device would not pick is a disagreement, not a near tie."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from helpers.models.adapters import _quiet_peft
+    torch.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir()))
+    with _quiet_peft():
+        model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], use_dora=True,
+                                                init_lora_weights=False), adapter_name="model3_dora").eval()
+    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir()))
+    questions = inputs.bundled_questions(1)[:2]
+    cpu_long = checks.long_generation(model, tok, "model3_dora", questions, n=8)
+    assert [len(t) for t in cpu_long["tokens"]] == [8, 8] and len(cpu_long["margins"][0]) == 8
+    same = checks.compare_long(model, tok, cpu_long, questions, checks.LOGIT_NEAR_TIE["float32"])
+    assert same["questions"] == 16 and not same["disagree"], same
+    j = max(range(8), key=lambda k: cpu_long["margins"][0][k])  # the CPU's surest token, replaced
+    cpu_long["tokens"][0][j] = (cpu_long["tokens"][0][j] + 1) % len(tok)
+    assert cpu_long["margins"][0][j] > checks.LOGIT_NEAR_TIE["float32"]
+    planted = checks.compare_long(model, tok, cpu_long, questions, checks.LOGIT_NEAR_TIE["float32"])
+    assert [(r["question"], r["position"]) for r in planted["disagree"]][:1] == [(0, j)]
+
+
 def test_letters_differ_only_within_a_near_tie():
     device_side = {"base": {"probs": [[0.40, 0.38, 0.12, 0.10], [0.9, 0.05, 0.03, 0.02], [0.5, 0.3, 0.1, 0.1]],
                             "questions_per_s": 1.0}}
@@ -483,6 +509,8 @@ def test_the_whole_check_runs_on_the_cpu(cpu_runs):
     gen = step(record, "generate")["members"]
     assert set(gen) == {"model1_lora", "model2_rslora", "model3_dora"}
     assert all(g["parsed_device"] == g["parsed_cpu"] > 0 for g in gen.values()), gen  # the trained form: a letter
+    long = step(record, "generate")["long"]["model3_dora"]  # DoRA's decode past its first tokens, teacher-forced
+    assert long["questions"] == checks.LONG_TOKENS * checks.LONG_QUESTIONS and not long["disagree"], long
     reasoner = step(record, "reasoner")
     assert reasoner["questions"] == checks.REASONER_QUESTIONS and reasoner["latency"]["over_limit"] == 0
     grpo = step(record, "grpo")

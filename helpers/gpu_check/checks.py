@@ -202,14 +202,72 @@ def score_loaded(cfg: config.Profile, model: Any, tokenizer: Any, members: list[
     return out
 
 
+# A DoRA adapter's generation past its first tokens (its magnitudes applied at every decode step), compared teacher-
+# forced: the device reads the CPU's greedy tokens and must predict each one, unless the CPU's two likeliest next tokens
+# were nearer than the device's format can move a logit (bf16 keeps 8 bits of mantissa: a logit of 10-20 carries
+# 0.05-0.1 of rounding, about twice that through a decode step's sums). A vocabulary's probabilities are too flat for a
+# probability margin: an untrained adapter's top two differ by 0.0005.
+LONG_TOKENS, LONG_QUESTIONS = 24, 6  # 144 decode steps of the CPU's: seconds for a 0.5B model in fp32
+LOGIT_NEAR_TIE = {"float32": 0.01, "float16": 0.05, "bfloat16": 0.25}
+
+
+def dora_member(cfg: config.Profile, members: list[str]) -> str | None:
+    """The first DoRA adapter among the members, if any."""
+    return next((m for m in members if m in cfg.models and cfg.models[m].method == "dora"), None)
+
+
+def long_generation(model: Any, tokenizer: Any, member: str, questions: list[dict], n: int = LONG_TOKENS) -> dict:
+    """The CPU side: per question, `member`'s first n greedy tokens (past its end of turn: the decode path is what is
+    compared, not the answer) and, at each, the logit gap between its two most likely next tokens."""
+    import torch
+    from helpers import scoring
+    from helpers.prompts import render_prompt
+    out: dict[str, Any] = {"member": member, "tokens": [], "margins": []}
+    with torch.no_grad(), scoring.use_member(model, member):
+        for question in questions:
+            ids = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False, return_tensors="pt")
+            gen = model.generate(ids["input_ids"], attention_mask=ids["attention_mask"], max_new_tokens=n,
+                                 min_new_tokens=n, do_sample=False, output_scores=True, return_dict_in_generate=True,
+                                 pad_token_id=tokenizer.pad_token_id)
+            top = [s[0].float().topk(2).values.tolist() for s in gen.scores]
+            out["tokens"].append(gen.sequences[0, ids["input_ids"].shape[1]:].tolist())
+            out["margins"].append([round(a - b, 6) for a, b in top])
+    return out
+
+
+def compare_long(model: Any, tokenizer: Any, cpu_long: dict, questions: list[dict], tolerance: float) -> dict:
+    """The device side, teacher-forced on the CPU's tokens: each position's most likely token against the CPU's, a
+    difference a near tie where the CPU's logit gap there is under `tolerance` (LOGIT_NEAR_TIE)."""
+    import torch
+    from helpers import scoring
+    from helpers.prompts import render_prompt
+    rows, total = [], 0
+    device = next(model.parameters()).device
+    with torch.no_grad(), scoring.use_member(model, cpu_long["member"]):
+        for i, (question, tokens, margins) in enumerate(zip(questions, cpu_long["tokens"], cpu_long["margins"])):
+            prompt = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False)["input_ids"]
+            ids = torch.tensor([prompt + tokens], device=device)
+            logits = model(input_ids=ids).logits[0, len(prompt) - 1:len(prompt) - 1 + len(tokens)]
+            total += len(tokens)
+            for j, (got, want, m) in enumerate(zip(logits.argmax(-1).tolist(), tokens, margins)):
+                if got != want:
+                    rows.append({"question": i, "position": j, "device": tokenizer.decode([got]),
+                                 "cpu": tokenizer.decode([want]), "cpu_margin": m, "near_tie": m < tolerance})
+    return {"questions": total, "agree": total - len(rows), "near_ties": [r for r in rows if r["near_tie"]],
+            "disagree": [r for r in rows if not r["near_tie"]], "tokens_per_question_max": LONG_TOKENS}
+
+
 def reference_main(spec_path: str, out_path: str) -> int:
     """The CPU side, in its own process: read the spec gpu-check wrote, score, write the result."""
     spec = io.read_json(spec_path)
     cfg = reference_profile(config.profile_from_dict(spec["profile"], spec_path))
     model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model), spec["adapters"])
     members = ["base", *spec["adapters"]]
+    dora = dora_member(cfg, list(spec["adapters"]))
     io.write_json(out_path, {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
-                             "members": score_loaded(cfg, model, tokenizer, members, spec["questions"])})
+                             "members": score_loaded(cfg, model, tokenizer, members, spec["questions"]),
+                             "long": long_generation(model, tokenizer, dora, spec["questions"][:LONG_QUESTIONS])
+                             if dora else None})
     return 0
 
 

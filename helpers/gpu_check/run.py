@@ -190,7 +190,8 @@ class Check:
         cpu = checks.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
                                     self.lay.gpu_check_reference("result"))
         tol = checks.NEAR_TIE.get(info["torch_dtype"], checks.NEAR_TIE["bfloat16"])
-        self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol}
+        self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol, "cpu_long": cpu.get("long"),
+                       "logit_tolerance": checks.LOGIT_NEAR_TIE.get(info["torch_dtype"], checks.LOGIT_NEAR_TIE["bfloat16"])}
         compared = checks.compare_scores(device_side, cpu["members"], tol)
         line, bad = checks.verdict(compared, "letters", tol)
         figures = {"members": compared, "near_tie_below": tol, "device_dtype": info["torch_dtype"],
@@ -211,12 +212,21 @@ class Check:
     def step_generate(self) -> dict:
         if self.scores is None:
             raise Skip("nothing scored: the letters step did not score on both sides")
-        compared = checks.compare_generated(self.scores["device"], self.scores["cpu"], self.scores["tolerance"])
-        line, bad = checks.verdict(compared, f"generated letters ({checks.GENERATE_TOKENS} tokens)",
-                                    self.scores["tolerance"])
+        tol = self.scores["tolerance"]
+        compared = checks.compare_generated(self.scores["device"], self.scores["cpu"], tol)
+        line, bad = checks.verdict(compared, f"generated letters ({checks.GENERATE_TOKENS} tokens)", tol)
+        figures: dict = {"members": compared}
+        cpu_long = self.scores.get("cpu_long")
+        if cpu_long and self.loaded is not None:  # the DoRA adapter's generation past its first tokens
+            logit_tol = self.scores["logit_tolerance"]
+            long = {cpu_long["member"]: checks.compare_long(*self.loaded, cpu_long, self.held, logit_tol)}
+            long_line, long_bad = checks.verdict(long, f"{cpu_long['member']}'s first {checks.LONG_TOKENS} tokens a "
+                                                       "question, teacher-forced", logit_tol)
+            long_line = long_line.replace("CPU margin <", "CPU logit gap <")
+            figures["long"], line, bad = long, f"{line}; {long_line}", bad + long_bad
         if bad:
-            raise Failed(line, {"members": compared})
-        return {"members": compared, "summary": line}
+            raise Failed(line, figures)
+        return {**figures, "summary": line}
 
     def step_reasoner(self) -> dict:
         dirs = self.adapter_dirs()
