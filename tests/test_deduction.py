@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from helpers import puzzles
 from helpers.puzzles import deduction
 from helpers.puzzles.deduction import Step, check, write
 from helpers.puzzles.deduction import measure
@@ -347,3 +348,18 @@ def test_a_table_with_attributes_is_told_seat_by_seat():
     text = measure.deduction_text(steps)
     assert check(puzzle, steps) == [] and text.endswith("So Ben drinks cola."), text
     assert "the milk drinker" in text and "clue 4" in text, text
+
+
+def test_a_clue_that_fixes_a_whole_row_is_said_in_two_steps_a_reader_can_follow():
+    """Before: "So, by clue 4 and steps 1 and 2, the row, from the left, is U, R, Y, Z, N, L and X." Now the clue's
+    step fixes its own people, and the rest follows from what is said in a step that cites no clue; the checker
+    proves both from exactly what they cite."""
+    from helpers.puzzles.deduction import writer
+    r = next(x for x in puzzles.generate(12, seed=11, kinds=("seating_linear",)) if x["puzzle"]["level"] == 3)
+    key = r["choices"][r["answer"]]
+    steps = deduction.write(r["puzzle"], key)
+    assert not any(s.uses and len(s.claims) >= writer.BIG_STEP for s in steps), [s.text for s in steps]
+    k = next(i for i, s in enumerate(steps[:-1]) if s.uses and not steps[i + 1].uses and steps[i + 1].claims)
+    assert len(steps[k].claims) + len(steps[k + 1].claims) >= writer.BIG_STEP
+    assert deduction.check(r["puzzle"], steps, key) == []
+

@@ -190,7 +190,7 @@ def _whole_seating(puzzle: dict, claims: tuple) -> str | None:
     at: dict[int, list[str]] = {0: list(refs - {None})}
     for token, k, _ in sorted(places, key=lambda p: tokens(puzzle).index(p[0])):
         at.setdefault(k, []).append(token)
-    if sorted(at) != list(range(n)) or len(refs) != 1 or any(at[k][0] not in people for k in at):
+    if sorted(at) != list(range(n)) or len(refs) != 1 or any(not at[k] or at[k][0] not in people for k in at):
         return None
     marks = [at[k][1:] + (["an end"] if at[k][0] in ends else []) for k in range(n)]
     seat = [at[k][0] + (f" ({', '.join(marks[k])})" if marks[k] else "") for k in range(n)]

@@ -32,6 +32,7 @@ KINDS = CLASSIC + WRITTEN + LAYOUTS  # the families the writer covers
 MAX_DEPTH = 2  # cases inside cases at most
 TRIES = {0: 6, 1: 2, 2: 1}  # splits simulated (shortest kept) at each depth
 MAX_STEPS = 40  # a context giving up after this many steps has found no deduction
+BIG_STEP = 4  # a clue step fixing this many facts or more is said in two where it can (Writer.in_two)
 
 
 def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
@@ -166,14 +167,14 @@ class Writer:
                 continue
             if end is not None:
                 return steps + [end]
-            step = self.apply(m, stated, close, case)
-            if step is not None:
-                steps.append(step)
-                if step.closes:
+            made = self.apply(m, stated, close, case)
+            if made is not None:
+                steps += made
+                if made[-1].closes:
                     return steps
-                # known from what the step said, not from all its clue fixes: a layouts step says one link per
+                # known from what the steps said, not from all their clue fixes: a layouts step says one link per
                 # group it joins, and where facing sets left and right the group's other links do not follow
-                said = self.narrowed(said, step.claims)
+                said = self.narrowed(said, tuple(f for s in made for f in s.claims))
                 stated = self.known(said & case_mask)
                 continue
             if depth >= MAX_DEPTH:
@@ -188,21 +189,41 @@ class Writer:
             stated = self.survive(steps, said, case, case_mask, stated)
         raise NoDeduction("too_many_steps")
 
-    def apply(self, m: np.ndarray, stated: Known, close: bool, case: tuple) -> Step | None:
+    def apply(self, m: np.ndarray, stated: Known, close: bool, case: tuple) -> list[Step] | None:
         """The next step applying a clue to what is said: the clue that fixes most, or two that cannot both hold
         (closing a case); None when none does. Two clues that fix something only together are not one step: what
-        they fix needs a case split, and the writer splits."""
+        they fix needs a case split, and the writer splits. A clue that fixes many places at once is said in two
+        steps where that holds: what it fixes of the people it names, then the rest, which follows from that."""
         b = self.board
         gains = {c: _gain(b, stated, m & b.masks[c]) for c in self.clues}
         best = max(self.clues, key=lambda c: (gains[c], -c), default=None)
         if best is not None and gains[best] > 0:
             after = b.known(m & b.masks[best])
-            return Step(uses=(best,), claims=self.fixed(stated, after, b.named(best)), case=case)
+            claims = self.fixed(stated, after, b.named(best))
+            return self.in_two(m, best, claims, case) or [Step(uses=(best,), claims=claims, case=case)]
         kill = [(x, y) for i, x in enumerate(self.clues) for y in self.clues[i + 1:]
                 if close and not (m & b.masks[x] & b.masks[y]).any()]
         if kill:  # "clues 2 and 4 cannot both hold"
-            return Step(uses=kill[0], case=case, closes=True)
+            return [Step(uses=kill[0], case=case, closes=True)]
         return None
+
+    def in_two(self, m: np.ndarray, clue: int, claims: tuple, case: tuple) -> list[Step] | None:
+        """A clue step fixing BIG_STEP facts or more ("the row, from the left, is U, R, Y, Z, N, L and X"), as two a
+        reader can follow: the clue fixes the facts of the people it names; the rest follows from what is said
+        with those, citing no clue. None where it does not split so: the clue names no one, or every fact, or the
+        rest needs the clue itself."""
+        if len(claims) < BIG_STEP:
+            return None
+        tokens = self.board.tokens
+        names = {tokens[i] for i in self.board.named(clue) if i < len(tokens)}  # a layout's facings come after
+        first = tuple(f for f in claims if {x for x in f[1:] if x in tokens} <= names)
+        rest = tuple(f for f in claims if f not in first)
+        if not first or not rest:
+            return None
+        with_first = self.narrowed(m, first)
+        if (with_first & ~self.narrowed(with_first, rest)).any():  # some seating said so far breaks the rest
+            return None
+        return [Step(uses=(clue,), claims=first, case=case), Step(claims=rest, case=case)]
 
     def after_cases(self, case: tuple, close: bool) -> Step:
         """The step after a split none of whose cases survives alone: its case closes (every case closed), or the
