@@ -41,8 +41,15 @@ def timed_verdict(puzzle: dict, key: str, work: int | None = None) -> tuple[str,
         steps = writer(puzzle, key)
     except NoDeduction as exc:
         return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
-    info = {"steps": len(steps), "write_s": time.perf_counter() - start}
     text = deduction_text(steps)
+    if len(text.split()) >= LIMIT and puzzle["kind"] in KINDS:  # at the limit: the big steps kept whole, if that fits
+        try:
+            whole = write(puzzle, key, work=work, split_big=False)
+        except NoDeduction:
+            whole = steps
+        steps, text = (whole, deduction_text(whole)) if len(deduction_text(whole).split()) < len(text.split()) \
+            else (steps, text)
+    info = {"steps": len(steps), "write_s": time.perf_counter() - start}
     if checker(puzzle, steps, key):
         return "failed_check", text, info
     return ("ok" if len(text.split()) <= LIMIT else "over_budget"), text, info

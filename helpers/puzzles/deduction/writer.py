@@ -118,10 +118,11 @@ class Writer:
     the clues cited earlier, so a step cannot lean on a clue's unsaid part (that is a case split, and it is written as
     one)."""
 
-    def __init__(self, board: Board, key: str, give_up: Callable[[], bool] | None = None) -> None:
-        """The board, the key to conclude, and when to stop looking (NoDeduction "work_budget" once give_up() says
-        so)."""
-        self.board, self.key = board, key
+    def __init__(self, board: Board, key: str, give_up: Callable[[], bool] | None = None,
+                 split_big: bool = True) -> None:
+        """The board, the key to conclude, when to stop looking (NoDeduction "work_budget" once give_up() says so),
+        and whether a clue's big step is said in two where it can (in_two)."""
+        self.board, self.key, self.split_big = board, key, split_big
         self.every = board.mask(frozenset(range(len(board.masks))))
         self.clues = list(range(len(board.masks)))
         self.held: dict = {}
@@ -212,7 +213,7 @@ class Writer:
         reader can follow: the clue fixes the facts of the people it names; the rest follows from what is said
         with those, citing no clue. None where it does not split so: the clue names no one, or every fact, or the
         rest needs the clue itself."""
-        if len(claims) < BIG_STEP:
+        if not self.split_big or len(claims) < BIG_STEP:
             return None
         tokens = self.board.tokens
         names = {tokens[i] for i in self.board.named(clue) if i < len(tokens)}  # a layout's facings come after
@@ -376,16 +377,17 @@ def work_budget(seatings: int, work: int) -> Callable[[], bool]:
     return give_up
 
 
-def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, work: int | None = None) -> list[Step]:
+def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, work: int | None = None,
+          split_big: bool = True) -> list[Step]:
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
     give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
-    citations)."""
+    citations). split_big=False keeps a clue's big step whole (Writer.in_two): shorter, for a word limit."""
     if work is not None and give_up is not None:
         raise ValueError("write: give a give_up callable or a work budget, not both")
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
     if work is not None:
         give_up = work_budget(len(board.table.rows), work)
-    writer = Writer(board, key, give_up)
+    writer = Writer(board, key, give_up, split_big)
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
     every = np.ones(len(board.table.rows), dtype=bool)
     steps = writer.run(every, (), every, 0, close=False, stated=board.blank() if given else None, look=True)
