@@ -308,8 +308,8 @@ def test_a_dora_generation_past_its_first_tokens_is_compared_teacher_forced():
     assert [len(t) for t in cpu_long["tokens"]] == [8, 8] and len(cpu_long["margins"][0]) == 8
     same = checks.compare_long(model, tok, cpu_long, questions, checks.LOGIT_NEAR_TIE["float32"])
     assert same["questions"] == 16 and not same["disagree"], same
-    j = max(range(8), key=lambda k: cpu_long["margins"][0][k])  # the CPU's surest token, replaced
-    cpu_long["tokens"][0][j] = (cpu_long["tokens"][0][j] + 1) % len(tok)
+    j = max(range(8), key=lambda k: cpu_long["margins"][0][k])  # the CPU's surest pick, another token said
+    cpu_long["likeliest"][0][j] = (cpu_long["likeliest"][0][j] + 1) % len(tok)
     assert cpu_long["margins"][0][j] > checks.LOGIT_NEAR_TIE["float32"]
     planted = checks.compare_long(model, tok, cpu_long, questions, checks.LOGIT_NEAR_TIE["float32"])
     assert [(r["question"], r["position"]) for r in planted["disagree"]][:1] == [(0, j)]

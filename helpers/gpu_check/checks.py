@@ -217,39 +217,42 @@ def dora_member(cfg: config.Profile, members: list[str]) -> str | None:
 
 
 def long_generation(model: Any, tokenizer: Any, member: str, questions: list[dict], n: int = LONG_TOKENS) -> dict:
-    """The CPU side: per question, `member`'s first n greedy tokens (past its end of turn: the decode path is what is
-    compared, not the answer) and, at each, the logit gap between its two most likely next tokens."""
+    """The CPU side: per question, `member`'s first n greedy tokens (past its end of turn, which generation holds off:
+    the decode path is what is compared, not the answer) and, at each, the model's own most likely next token and
+    the logit gap to its second (raw logits: the end of turn held off is still the model's pick there)."""
     import torch
     from helpers import scoring
     from helpers.prompts import render_prompt
-    out: dict[str, Any] = {"member": member, "tokens": [], "margins": []}
+    out: dict[str, Any] = {"member": member, "tokens": [], "likeliest": [], "margins": []}
     with torch.no_grad(), scoring.use_member(model, member):
         for question in questions:
             ids = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False, return_tensors="pt")
             gen = model.generate(ids["input_ids"], attention_mask=ids["attention_mask"], max_new_tokens=n,
-                                 min_new_tokens=n, do_sample=False, output_scores=True, return_dict_in_generate=True,
+                                 min_new_tokens=n, do_sample=False, output_logits=True, return_dict_in_generate=True,
                                  pad_token_id=tokenizer.pad_token_id)
-            top = [s[0].float().topk(2).values.tolist() for s in gen.scores]
+            top = [raw[0].float().topk(2) for raw in gen.logits]
             out["tokens"].append(gen.sequences[0, ids["input_ids"].shape[1]:].tolist())
-            out["margins"].append([round(a - b, 6) for a, b in top])
+            out["likeliest"].append([int(t.indices[0]) for t in top])
+            out["margins"].append([round(float(t.values[0] - t.values[1]), 6) for t in top])
     return out
 
 
 def compare_long(model: Any, tokenizer: Any, cpu_long: dict, questions: list[dict], tolerance: float) -> dict:
-    """The device side, teacher-forced on the CPU's tokens: each position's most likely token against the CPU's, a
-    difference a near tie where the CPU's logit gap there is under `tolerance` (LOGIT_NEAR_TIE)."""
+    """The device side, teacher-forced on the CPU's tokens: each position's most likely token against the CPU model's
+    own there, a difference a near tie where the CPU's logit gap there is under `tolerance` (LOGIT_NEAR_TIE)."""
     import torch
     from helpers import scoring
     from helpers.prompts import render_prompt
     rows, total = [], 0
     device = next(model.parameters()).device
     with torch.no_grad(), scoring.use_member(model, cpu_long["member"]):
-        for i, (question, tokens, margins) in enumerate(zip(questions, cpu_long["tokens"], cpu_long["margins"])):
+        for i, (question, tokens, likeliest, margins) in enumerate(zip(questions, cpu_long["tokens"],
+                                                                         cpu_long["likeliest"], cpu_long["margins"])):
             prompt = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False)["input_ids"]
             ids = torch.tensor([prompt + tokens], device=device)
             logits = model(input_ids=ids).logits[0, len(prompt) - 1:len(prompt) - 1 + len(tokens)]
             total += len(tokens)
-            for j, (got, want, m) in enumerate(zip(logits.argmax(-1).tolist(), tokens, margins)):
+            for j, (got, want, m) in enumerate(zip(logits.argmax(-1).tolist(), likeliest, margins)):
                 if got != want:
                     rows.append({"question": i, "position": j, "device": tokenizer.decode([got]),
                                  "cpu": tokenizer.decode([want]), "cpu_margin": m, "near_tie": m < tolerance})
