@@ -42,7 +42,7 @@ def timed_verdict(puzzle: dict, key: str, work: int | None = None) -> tuple[str,
     except NoDeduction as exc:
         return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
     text = deduction_text(steps)
-    if len(text.split()) >= LIMIT and puzzle["kind"] in KINDS:  # at the limit: the big steps kept whole, if that fits
+    if len(text.split()) >= LIMIT and getattr(writer, "split", {}).get("in_two"):  # the big steps kept whole
         try:
             whole = write(puzzle, key, work=work, split_big=False)
         except NoDeduction:
@@ -68,7 +68,12 @@ def _writer_and_checker(puzzle: dict, work: int | None) -> tuple[Callable, Calla
         return deduce, own.check
     if puzzle["kind"] in KINSHIP_KINDS:
         return write_kinship, check_kinship
-    return (lambda p, key: write(p, key, work=work)), check
+    trace: dict = {}
+
+    def seating(p: dict, key: str) -> list:
+        return write(p, key, work=work, trace=trace)
+    seating.split = trace  # type: ignore[attr-defined]  (how many big steps it said in two: Writer.in_two)
+    return seating, check
 
 
 def explanation(puzzle: dict, key: str, *, seconds_left: float | None = None,

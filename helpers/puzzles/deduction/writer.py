@@ -123,6 +123,7 @@ class Writer:
         """The board, the key to conclude, when to stop looking (NoDeduction "work_budget" once give_up() says so),
         and whether a clue's big step is said in two where it can (in_two)."""
         self.board, self.key, self.split_big = board, key, split_big
+        self.in_twos = 0  # big clue steps said in two (in_two), in the steps tried too
         self.every = board.mask(frozenset(range(len(board.masks))))
         self.clues = list(range(len(board.masks)))
         self.held: dict = {}
@@ -224,6 +225,7 @@ class Writer:
         with_first = self.narrowed(m, first)
         if (with_first & ~self.narrowed(with_first, rest)).any():  # some seating said so far breaks the rest
             return None
+        self.in_twos += 1
         return [Step(uses=(clue,), claims=first, case=case), Step(claims=rest, case=case)]
 
     def after_cases(self, case: tuple, close: bool) -> Step:
@@ -378,10 +380,11 @@ def work_budget(seatings: int, work: int) -> Callable[[], bool]:
 
 
 def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, work: int | None = None,
-          split_big: bool = True) -> list[Step]:
+          split_big: bool = True, trace: dict | None = None) -> list[Step]:
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
     give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
-    citations). split_big=False keeps a clue's big step whole (Writer.in_two): shorter, for a word limit."""
+    citations). split_big=False keeps a clue's big step whole (Writer.in_two): shorter, for a word limit; `trace`,
+    if given, gets {"in_two": how many it split}."""
     if work is not None and give_up is not None:
         raise ValueError("write: give a give_up callable or a work budget, not both")
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
@@ -391,6 +394,8 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, wor
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
     every = np.ones(len(board.table.rows), dtype=bool)
     steps = writer.run(every, (), every, 0, close=False, stated=board.blank() if given else None, look=True)
+    if trace is not None:
+        trace["in_two"] = writer.in_twos
     if given:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
