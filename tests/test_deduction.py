@@ -363,3 +363,19 @@ def test_a_clue_that_fixes_a_whole_row_is_said_in_two_steps_a_reader_can_follow(
     assert len(steps[k].claims) + len(steps[k + 1].claims) >= writer.BIG_STEP
     assert deduction.check(r["puzzle"], steps, key) == []
 
+
+def test_an_explanation_at_the_word_limit_is_written_again_with_its_big_steps_whole(monkeypatch):
+    """The split costs words: at the limit the deduction is written again with its big steps whole, inside what is
+    left of the same work allowance, and the shorter text is kept."""
+    r = next(x for x in puzzles.generate(12, seed=11, kinds=("seating_linear",)) if x["puzzle"]["level"] == 3)
+    key = r["choices"][r["answer"]]
+    split = measure.deduction_text(deduction.write(r["puzzle"], key))
+    whole = measure.deduction_text(deduction.write(r["puzzle"], key, split_big=False))
+    assert len(whole.split()) < len(split.split())
+    monkeypatch.setattr(measure, "LIMIT", len(split.split()))
+    assert measure.verdict(r["puzzle"], key) == ("ok", whole)
+    assert measure.verdict(r["puzzle"], key, work=10**9) == ("ok", whole)
+    trace: dict = {}
+    deduction.write(r["puzzle"], key, work=10**9, trace=trace)
+    assert trace["in_two"] >= 1 and 0 < trace["spent"] < 10**9
+

@@ -217,20 +217,22 @@ def dora_member(cfg: config.Profile, members: list[str]) -> str | None:
 
 
 def long_generation(model: Any, tokenizer: Any, member: str, questions: list[dict], n: int = LONG_TOKENS) -> dict:
-    """The CPU side: per question, `member`'s first n greedy tokens (past its end of turn, which generation holds off:
-    the decode path is what is compared, not the answer) and, at each, the model's own most likely next token and
-    the logit gap to its second (raw logits: the end of turn held off is still the model's pick there)."""
+    """The CPU side: per question, `member`'s first n greedy tokens, its end-of-sequence tokens held off (past the
+    letter a trained adapter would pick them at every position, which would compare nothing: the decode path is what
+    is compared, not the answer), and at each the logit gap between its two likeliest of the rest."""
     import torch
     from helpers import scoring
     from helpers.prompts import render_prompt
-    out: dict[str, Any] = {"member": member, "tokens": [], "likeliest": [], "margins": []}
+    eos = model.generation_config.eos_token_id
+    out: dict[str, Any] = {"member": member, "tokens": [], "likeliest": [], "margins": [],
+                           "held_off": sorted({eos} if isinstance(eos, int) else set(eos or []))}
     with torch.no_grad(), scoring.use_member(model, member):
         for question in questions:
             ids = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False, return_tensors="pt")
             gen = model.generate(ids["input_ids"], attention_mask=ids["attention_mask"], max_new_tokens=n,
-                                 min_new_tokens=n, do_sample=False, output_logits=True, return_dict_in_generate=True,
+                                 min_new_tokens=n, do_sample=False, output_scores=True, return_dict_in_generate=True,
                                  pad_token_id=tokenizer.pad_token_id)
-            top = [raw[0].float().topk(2) for raw in gen.logits]
+            top = [scores[0].float().topk(2) for scores in gen.scores]  # the held-off tokens at -inf
             out["tokens"].append(gen.sequences[0, ids["input_ids"].shape[1]:].tolist())
             out["likeliest"].append([int(t.indices[0]) for t in top])
             out["margins"].append([round(float(t.values[0] - t.values[1]), 6) for t in top])
@@ -238,26 +240,30 @@ def long_generation(model: Any, tokenizer: Any, member: str, questions: list[dic
 
 
 def compare_long(model: Any, tokenizer: Any, cpu_long: dict, questions: list[dict], tolerance: float) -> dict:
-    """The device side, teacher-forced on the CPU's tokens: each position's most likely token against the CPU model's
-    own there, a difference a near tie where the CPU's logit gap there is under `tolerance` (LOGIT_NEAR_TIE)."""
+    """The device side, teacher-forced on the CPU's tokens: each position's likeliest token (the CPU's held-off tokens
+    left out, as there) against the CPU's, a difference a near tie where the CPU's logit gap there is under
+    `tolerance` (LOGIT_NEAR_TIE)."""
     import torch
     from helpers import scoring
     from helpers.prompts import render_prompt
-    rows, total = [], 0
+    rows, total, stops = [], 0, set(scoring.end_of_turn_ids(tokenizer))
     device = next(model.parameters()).device
     with torch.no_grad(), scoring.use_member(model, cpu_long["member"]):
         for i, (question, tokens, likeliest, margins) in enumerate(zip(questions, cpu_long["tokens"],
                                                                          cpu_long["likeliest"], cpu_long["margins"])):
             prompt = tokenizer(render_prompt(tokenizer, question), add_special_tokens=False)["input_ids"]
             ids = torch.tensor([prompt + tokens], device=device)
-            logits = model(input_ids=ids).logits[0, len(prompt) - 1:len(prompt) - 1 + len(tokens)]
+            logits = model(input_ids=ids).logits[0, len(prompt) - 1:len(prompt) - 1 + len(tokens)].float()
+            logits[:, cpu_long["held_off"]] = float("-inf")
             total += len(tokens)
             for j, (got, want, m) in enumerate(zip(logits.argmax(-1).tolist(), likeliest, margins)):
                 if got != want:
                     rows.append({"question": i, "position": j, "device": tokenizer.decode([got]),
                                  "cpu": tokenizer.decode([want]), "cpu_margin": m, "near_tie": m < tolerance})
+    picks = [t for q in cpu_long["likeliest"] for t in q]
     return {"questions": total, "agree": total - len(rows), "near_ties": [r for r in rows if r["near_tie"]],
-            "disagree": [r for r in rows if not r["near_tie"]], "tokens_per_question_max": LONG_TOKENS}
+            "disagree": [r for r in rows if not r["near_tie"]], "tokens_per_question_max": LONG_TOKENS,
+            "end_of_turn_picks": sum(t in stops for t in picks), "distinct_picks": len(set(picks))}
 
 
 def reference_main(spec_path: str, out_path: str) -> int:
@@ -267,10 +273,13 @@ def reference_main(spec_path: str, out_path: str) -> int:
     model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model), spec["adapters"])
     members = ["base", *spec["adapters"]]
     dora = dora_member(cfg, list(spec["adapters"]))
+    scored = score_loaded(cfg, model, tokenizer, members, spec["questions"])
+    try:  # the letters stand whatever the longer generation does
+        long = long_generation(model, tokenizer, dora, spec["questions"][:LONG_QUESTIONS]) if dora else None
+    except Exception as exc:  # noqa: BLE001  (reported by the generate step, in one line)
+        long = {"member": dora, "error": one_line(f"{type(exc).__name__}: {exc}")}
     io.write_json(out_path, {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
-                             "members": score_loaded(cfg, model, tokenizer, members, spec["questions"]),
-                             "long": long_generation(model, tokenizer, dora, spec["questions"][:LONG_QUESTIONS])
-                             if dora else None})
+                             "members": scored, "long": long})
     return 0
 
 

@@ -217,7 +217,13 @@ class Check:
         line, bad = checks.verdict(compared, f"generated letters ({checks.GENERATE_TOKENS} tokens)", tol)
         figures: dict = {"members": compared}
         cpu_long = self.scores.get("cpu_long")
-        if cpu_long and self.loaded is not None:  # the DoRA adapter's generation past its first tokens
+        if cpu_long and cpu_long.get("error"):
+            raise Failed(f"{line}; {cpu_long['member']}'s longer generation failed on the CPU: {cpu_long['error']}",
+                         figures)
+        if not cpu_long or self.loaded is None:
+            line += "; no DoRA adapter's longer generation compared (" + (
+                "no DoRA adapter trained)" if not cpu_long else "the device's model was freed after a failure)")
+        else:  # the DoRA adapter's generation past its first tokens
             logit_tol = self.scores["logit_tolerance"]
             long = {cpu_long["member"]: checks.compare_long(*self.loaded, cpu_long, self.held, logit_tol)}
             long_line, long_bad = checks.verdict(long, f"{cpu_long['member']}'s first {checks.LONG_TOKENS} tokens a "

@@ -42,9 +42,11 @@ def timed_verdict(puzzle: dict, key: str, work: int | None = None) -> tuple[str,
     except NoDeduction as exc:
         return f"no_deduction:{exc}", "", {"steps": 0, "write_s": time.perf_counter() - start}
     text = deduction_text(steps)
-    if len(text.split()) >= LIMIT and getattr(writer, "split", {}).get("in_two"):  # the big steps kept whole
+    trace = getattr(writer, "split", {})
+    left = None if work is None else work - trace.get("spent", 0)  # one allowance for both writes
+    if len(text.split()) >= LIMIT and trace.get("in_two") and (left is None or left > 0):  # the big steps kept whole
         try:
-            whole = write(puzzle, key, work=work, split_big=False)
+            whole = write(puzzle, key, work=left, split_big=False)
         except NoDeduction:
             whole = steps
         steps, text = (whole, deduction_text(whole)) if len(deduction_text(whole).split()) < len(text.split()) \

@@ -376,6 +376,7 @@ def work_budget(seatings: int, work: int) -> Callable[[], bool]:
         nonlocal asked
         asked += 1
         return seatings * (asked + BOARD_WORK) > work
+    give_up.spent = lambda: seatings * (asked + BOARD_WORK)  # type: ignore[attr-defined]  (the work done so far)
     return give_up
 
 
@@ -384,7 +385,7 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, wor
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
     give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
     citations). split_big=False keeps a clue's big step whole (Writer.in_two): shorter, for a word limit; `trace`,
-    if given, gets {"in_two": how many it split}."""
+    if given, gets {"in_two": how many it split, "spent": the work its budget counted}."""
     if work is not None and give_up is not None:
         raise ValueError("write: give a give_up callable or a work budget, not both")
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
@@ -394,11 +395,11 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, wor
     given = frozenset(board.given)  # a board built with its first clues says what they fix in its first step
     every = np.ones(len(board.table.rows), dtype=bool)
     steps = writer.run(every, (), every, 0, close=False, stated=board.blank() if given else None, look=True)
-    if trace is not None:
-        trace["in_two"] = writer.in_twos
     if given:
         steps[0] = replace(steps[0], uses=tuple(sorted(given | set(steps[0].uses))))
     steps = said_once(writer, steps)
     steps = answer_facts_only(puzzle, steps, key) if puzzle["kind"] in LAYOUTS else steps
     steps = cite_steps(board, steps, writer.give_up)
+    if trace is not None:
+        trace.update(in_two=writer.in_twos, spent=getattr(writer.give_up, "spent", lambda: 0)())
     return [replace(s, text=t) for s, t in zip(steps, step_texts(puzzle, steps))]
