@@ -85,9 +85,10 @@ def train_method(cfg: config.Profile, name: str, recommendation: dict, lay: RunL
     t0 = time.perf_counter()
     summary = train_adapter(cfg, name, curriculum_path=lay.curriculum, out_dir=lay.model_dir(name), resume=False,
                             progress="off", recommendation=recommendation, live_plot=False)
-    seconds = startup_split(telemetry.read_metrics(lay.metrics(name)), time.perf_counter() - t0)
+    rows = telemetry.read_metrics(lay.metrics(name))  # read once: the seconds and the losses
+    seconds = startup_split(rows, time.perf_counter() - t0)
     peak = inputs.peak_memory(device)
-    losses = [r["loss"] for r in telemetry.read_metrics(lay.metrics(name))]
+    losses = [r["loss"] for r in rows]
     if not losses:
         raise RuntimeError(f"{name}: no loss was logged ({lay.rel(lay.metrics(name))} is empty)")
     if not finite(losses):

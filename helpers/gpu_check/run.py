@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from helpers import config, io, layout
 from helpers.env import rules
 from helpers.gpu_check import checks, inputs
-from helpers.gpu_check.steps import Failed, Record, Skip, versions
+from helpers.gpu_check.steps import Failed, Record, Skip, one_line, versions
 from helpers.io import atomic_write_text
 from helpers.layout import RunLayout
 from helpers.models.tiny import TINY_PAD
@@ -110,7 +110,7 @@ class Check:
             facts["unsloth"].update(importable=True, detail="imported once, in the check's process")
         except Exception as exc:  # noqa: BLE001  (a git-head Unsloth may fail in any way: the finding, not a crash)
             detail = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
-            facts["unsloth"].update(importable=False, detail=(detail.splitlines() or [""])[0][:500])
+            facts["unsloth"].update(importable=False, detail=one_line(detail))
         return round(time.perf_counter() - t0, 1)
 
     def step_backend(self) -> dict:
