@@ -135,12 +135,13 @@ setup-gpu: setup
 	$(PY) -m helpers.env gpu-setup install
 
 # The static + unit tiers on the GPU stack's pins (transformers 5.17.0, trl 1.15.0, datasets 4.8.5), with Unsloth
-# installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking).
+# installed as make setup-gpu installs it (its CPU rehearsal: the CPU torch, box findings reported, not blocking), and
+# the wheels the wheel tests read (gpu-setup download, as make setup does).
 test-gpu-stack: $(GVSTAMP)
 	@$(GPY) -c 'import importlib.metadata as m; print("test-gpu-stack:", ", ".join(p + " " + m.version(p) for p in ("torch", "transformers", "peft", "trl", "datasets", "unsloth", "unsloth_zoo")))'
 	$(GPY) -m pytest $(PYTEST_PAR) $(call TIMES,gpu-stack) -m "not pipeline and not realmodel and not nolibs and not rehearsal and not profiles and not gpucheck and not integration" $(PYTEST_ARGS)
 
-$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py helpers/env/pinsets.py
+$(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-starter.txt helpers/env/box.py helpers/env/stack.py helpers/env/gpu_setup.py helpers/env/pinsets.py
 	@set -e; \
 	[ -x "$(GPY)" ] || $(PYTHON) -m venv $(GVENV); \
 	( $(call OVERLAY_PINS,constraints-gpu.txt) ) > $(GVENV)/constraints.all; \
@@ -150,6 +151,7 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt helpers/env/box.p
 	$(GPY) -m pip install --quiet -e ".[dev]" -c $(GVENV)/constraints.txt; \
 	$(GPY) -m helpers.models install; \
 	$(GPY) -m helpers.env gpu-setup install --cpu-rehearsal; \
+	$(GPY) -m helpers.env gpu-setup download; \
 	touch $(GVSTAMP)
 
 pipeline: setup

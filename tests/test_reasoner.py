@@ -221,7 +221,8 @@ def test_reason_mode_answers_with_the_models_own_words_inside_the_budget(tiny):
     assert all(m["stop"] == "deadline" for m in metas[:3])  # how far past it: make bench's reasoning p99
     for a, m in zip(answers[:3], metas[:3]):  # the reasoning is what the model wrote, not a template
         assert a["reasoning"] and "Letter scores" not in a["reasoning"] and m["tokens"] > 0
-        assert a["answer"] == LETTERS[max(range(4), key=lambda j: m["probs"][j])]
+        # the letter is the likeliest (meta's probs are rounded to 4 places: the tiny model's near ties may show equal)
+        assert m["probs"][LETTERS.index(a["answer"])] == max(m["probs"])
     assert agent.stats["stop:deadline"] == 3
 
 
