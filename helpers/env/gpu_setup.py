@@ -36,29 +36,13 @@ def unsloth_pins() -> dict[str, str]:
 
 
 def pinned_wheels(dest: Path | None = None) -> list[Path]:
-    """The pinned wheels in `dest` (newest first never matters: exactly one per package is expected)."""
-    dest = dest or wheel_dir()
-    out = []
-    for name, version in unsloth_pins().items():
-        found = sorted(dest.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-        if not found:
-            raise FileNotFoundError(f"{dest}: no {name} {version} wheel: run `python -m helpers.env gpu-setup "
-                                    f"download` (make setup does)")
-        out.append(found[0])
-    return out
+    """The pinned unsloth and unsloth_zoo wheels in `dest`; FileNotFoundError naming what is missing."""
+    return wheels_in(unsloth_pins(), dest or wheel_dir(), fetch=False)
 
 
 def download(dest: Path | None = None) -> list[Path]:
     """pip download --no-deps the two pinned wheels into `dest` unless they are already there."""
-    dest = dest or wheel_dir()
-    try:
-        return pinned_wheels(dest)
-    except FileNotFoundError:
-        pass
-    dest.mkdir(parents=True, exist_ok=True)
-    specs = [f"{n}=={v}" for n, v in unsloth_pins().items()]
-    _pip(["download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(dest), *specs])
-    return pinned_wheels(dest)
+    return wheels_in(unsloth_pins(), dest or wheel_dir(), fetch=True)
 
 
 STARTER_PINS = ROOT / "constraints-starter.txt"  # the starter kit's Dockerfile stack (helpers.env.pinsets)
@@ -68,19 +52,23 @@ STARTER_TOPS = ("transformers", "trl")  # whose wheels tests/test_starter_stack.
 def starter_wheels(dest: Path | None = None, fetch: bool = True) -> list[Path]:
     """The transformers and trl wheels of constraints-starter.txt in `dest` (downloaded --no-deps when missing and
     `fetch`): never installed, read by tests/test_starter_stack.py for the kit's seams on that stack."""
-    dest = dest or wheel_dir()
     pins = stack.read_pins(STARTER_PINS)
-    wanted = {n: pins[n] for n in STARTER_TOPS}
-    found = {n: sorted(dest.glob(f"{n}-{v}-*.whl")) for n, v in wanted.items()}
-    missing = [f"{n}=={v}" for n, v in wanted.items() if not found[n]]
+    return wheels_in({n: pins[n] for n in STARTER_TOPS}, dest or wheel_dir(), fetch)
+
+
+def wheels_in(wanted: dict[str, str], dest: Path, fetch: bool) -> list[Path]:
+    """The wheel of each name==version in `dest`, in `wanted`'s order; with fetch, the missing ones pip-downloaded
+    --no-deps first. FileNotFoundError naming those still missing."""
+    found = {n: stack.find_wheel(dest, n, v) if dest.is_dir() else None for n, v in wanted.items()}
+    missing = [f"{n}=={v}" for n, v in wanted.items() if found[n] is None]
     if missing and fetch:
         dest.mkdir(parents=True, exist_ok=True)
         _pip(["download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(dest), *missing])
-        return starter_wheels(dest, fetch=False)
+        return wheels_in(wanted, dest, fetch=False)
     if missing:
         raise FileNotFoundError(f"{dest}: no {', '.join(missing)} wheel: run `python -m helpers.env gpu-setup "
                                 f"download` (make setup does)")
-    return [found[n][0] for n in wanted]
+    return [p for p in found.values() if p is not None]
 
 
 def requirements(wheels: list[Path]) -> list:

@@ -91,16 +91,25 @@ def parse_python(version: str) -> tuple[int, int]:
 def read_pins(path: str | Path) -> dict[str, str]:
     """{canonical name: version} of a constraints file's `name==version` lines (comments and blanks skipped); any
     other line is an InputError naming the file and the line."""
-    pins = {}
+    return {name: version for name, version in pin_lines(path, bare=False) if version is not None}
+
+
+def pin_lines(path: str | Path, bare: bool) -> list[tuple[str, str | None]]:
+    """(canonical name, version) per `name==version` line of a pin or package list (comments and blanks skipped);
+    with bare, a line naming no version gives None (pip list --format=freeze writes a few). Any other line is an
+    InputError naming the file and the line."""
+    pattern = r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*" + (r"(?:==\s*([^\s;]+))?" if bare else r"==\s*([^\s;]+)")
+    expected = "'name==version' or a bare name (pip list --format=freeze)" if bare else "'name==version'"
+    out = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)", text)
+        match = re.fullmatch(pattern, text)
         if not match:
-            raise InputError(path, n, None, f"expected 'name==version', got {text!r}")
-        pins[canon(match.group(1))] = match.group(2)
-    return pins
+            raise InputError(path, n, None, f"expected {expected}, got {text!r}")
+        out.append((canon(match[1]), match[2]))
+    return out
 
 
 def pins_of(pin_set: PinSet, root: Path = ROOT) -> dict[str, str]:

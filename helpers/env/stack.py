@@ -179,3 +179,13 @@ def unmet(requirements: list[Requirement], installed: dict[str, str]) -> list[st
         if name not in UNSLOTH and not optional and not satisfies(req, have):
             out.append(f"{name} {have or 'not installed'} (Unsloth wants {req.specifier or 'it'})")
     return out
+
+
+def find_wheel(folder: Path, name: str, version: str) -> Path | None:
+    """The wheel of name==version in folder, if there (its file name's project spelled any way PEP 427 allows)."""
+    stem = re.sub(r"[-_.]+", "_", name).lower()
+    for path in sorted(folder.glob("*.whl")):
+        dist, ver = path.name.split("-")[:2]
+        if re.sub(r"[-_.]+", "_", dist).lower() == stem and ver == version:
+            return path
+    return None

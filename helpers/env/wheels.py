@@ -35,7 +35,7 @@ from typing import Callable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from helpers.env import stack
+from helpers.env import pinsets, stack
 from helpers.env.box import GUARDED, canon
 from helpers.io import InputError
 
@@ -63,17 +63,7 @@ class Carried:
 def read_box(path: Path) -> dict[str, str | None]:
     """{canonical name: version, or None when the line gives none} from a box's package list; any other line is an
     InputError naming the file and the line."""
-    out: dict[str, str | None] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==\s*([^\s;]+))?", text)
-        if not match:
-            raise InputError(path, n, None, f"expected 'name==version' or a bare name (pip list --format=freeze), "
-                                            f"got {text!r}")
-        out[canon(match[1])] = match[2]
-    return out
+    return dict(pinsets.pin_lines(path, bare=True))
 
 
 def environment(python: str) -> dict[str, str]:
@@ -239,7 +229,7 @@ def pip_fetch(dest: Path, python: str) -> Fetch:
 
     def fetch(name: str, version: str) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
-        found = find(dest, name, version)
+        found = stack.find_wheel(dest, name, version)
         if found:
             return found
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
@@ -248,21 +238,11 @@ def pip_fetch(dest: Path, python: str) -> Fetch:
                "-d", str(dest), f"{name}=={version}"]
         if subprocess.run(cmd).returncode:
             raise SystemExit(f"gpu-wheels: `{' '.join(cmd)}` failed: see pip's message above")
-        found = find(dest, name, version)
+        found = stack.find_wheel(dest, name, version)
         if not found:
             raise SystemExit(f"gpu-wheels: pip downloaded no wheel of {name} {version} into {dest}")
         return found
     return fetch
-
-
-def find(folder: Path, name: str, version: str) -> Path | None:
-    """The wheel of name==version in folder, if there."""
-    stem = re.sub(r"[-_.]+", "_", name).lower()
-    for path in folder.glob("*.whl"):
-        dist, ver = path.name.split("-")[:2]
-        if re.sub(r"[-_.]+", "_", dist).lower() == stem and ver == version:
-            return path
-    return None
 
 
 def write_folder(carried: Carried, dest: Path, cuda: str | None, box_file: str, python: str) -> dict:

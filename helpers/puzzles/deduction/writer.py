@@ -123,7 +123,9 @@ class Writer:
         """The board, the key to conclude, when to stop looking (NoDeduction "work_budget" once give_up() says so),
         and whether a clue's big step is said in two where it can (in_two)."""
         self.board, self.key, self.split_big = board, key, split_big
-        self.in_twos = 0  # big clue steps said in two (in_two), in the steps tried too
+        # big clue steps said in two (in_two) in every step tried, look-ahead included: a split the deduction does
+        # not keep still changes which one the look-ahead keeps, so this, not the kept count, says split_big mattered
+        self.in_twos = 0
         self.every = board.mask(frozenset(range(len(board.masks))))
         self.clues = list(range(len(board.masks)))
         self.held: dict = {}
@@ -385,7 +387,7 @@ def write(puzzle: dict, key: str, give_up: Callable[[], bool] | None = None, wor
     """A deduction of a seating puzzle's key, each step in words (NoDeduction when none is found, "work_budget" when
     give_up() said stop, or the work budget ran out: asked between steps, once the board is built, and between
     citations). split_big=False keeps a clue's big step whole (Writer.in_two): shorter, for a word limit; `trace`,
-    if given, gets {"in_two": how many it split, "spent": the work its budget counted}."""
+    if given, gets {"in_two": how many big steps the search split, "spent": the work its budget counted}."""
     if work is not None and give_up is not None:
         raise ValueError("write: give a give_up callable or a work budget, not both")
     board = LayoutBoard(puzzle) if puzzle["kind"] in LAYOUTS else Board(puzzle)
