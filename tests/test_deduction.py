@@ -364,6 +364,21 @@ def test_a_clue_that_fixes_a_whole_row_is_said_in_two_steps_a_reader_can_follow(
     assert deduction.check(r["puzzle"], steps, key) == []
 
 
+def test_a_round_tables_whole_order_follows_the_clues_own_people_said_from_the_anchor():
+    """Before: "So, by clue 3 and steps 1 and 2, going left from G: G, J, Y, L, Q, F, E and T." On a round table
+    every seat is said from the anchor (G), so the clue's own people (E and Q) are placed from it first, and the whole
+    order follows in a step citing no clue; the checker proves both."""
+    from helpers.puzzles.deduction import writer
+    r = next(x for x in puzzles.generate(6, seed=11, kinds=("seating_circular",)) if x["id"].endswith("005"))
+    key = r["choices"][r["answer"]]
+    steps = deduction.write(r["puzzle"], key)
+    texts = [s.text for s in steps]
+    assert not any(s.uses and len(s.claims) >= writer.BIG_STEP for s in steps), texts
+    assert "by clue 3 and step 1, Q sits opposite G and E sits second to G's right." in texts[3], texts
+    assert not steps[4].uses and texts[4].endswith("going left from G: G, J, Y, L, Q, F, E and T."), texts
+    assert deduction.check(r["puzzle"], steps, key) == []
+
+
 def test_an_explanation_at_the_word_limit_is_written_again_with_its_big_steps_whole(monkeypatch):
     """The split costs words: at the limit the deduction is written again with its big steps whole, inside what is
     left of the same work allowance, and the shorter text is kept."""

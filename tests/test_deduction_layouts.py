@@ -144,3 +144,16 @@ def test_a_square_table_clue_turned_round_says_why_and_reads_back():
     asked = dict(puzzle, question=["who", "right", "J", 3], clues=puzzle["clues"][:3])
     last = write(asked, "L")[-1]
     assert last.answer == "L" and last.text.endswith(f"L sits third to the right of J{OPPOSITE_WAYS}."), last.text
+
+
+def test_a_case_opens_on_a_clause_not_a_capitalised_sentence():
+    """ "If exactly 2 people sit between A and B:", where the clue's sentence starts "Exactly": a case opens on the
+    fact as a clause, its first word lowercased unless it is a name."""
+    rec = measure.records("seating_row_facing", 1, 1, seed=27)[0]
+    puzzle = rec["puzzle"]
+    a, b = puzzle["people"][:2]
+    assert fact_text(puzzle, ("gap", a, b, 2)) == f"exactly 2 people sit between {a} and {b}"
+    classic_row = {"kind": "seating_linear", "people": [a, b, "Cy"], "facing": "centre", "clues": [],
+                   "question": ["at", 1]}
+    assert fact_text(classic_row, ("gap", a, b, 1)).startswith("exactly 1 person sits between")
+    assert fact_text(classic_row, ("pos", a, "west", 1)).startswith(a)  # a name keeps its capital

@@ -34,12 +34,19 @@ def fact_text(puzzle: dict, fact: tuple) -> str:
     if puzzle["kind"] in CLASSIC and fact[0] == "gap" and fact[3] == 0:  # no one between: neighbours
         return f"no one sits between {fact[1]} and {fact[2]}"
     if puzzle["kind"] in CLASSIC:
-        return classic.render_clue(classic_clue(fact)).rstrip(".")
+        return _as_clause(classic.render_clue(classic_clue(fact)).rstrip("."), fact)
     if fact[0] == "row_pos":  # a seat in one of two rows
         at = "at the" if fact[4] == 1 else f"{text.ORD[fact[4]]} from the"
         return f"{fact[1]} sits {at} {fact[3]} end of the row facing {'north' if fact[2] else 'south'}"
-    said = text.clue_variants(puzzle, list(fact))[0].rstrip(".")
-    return said[0].lower() + said[1:] if said.startswith("The ") and fact[1] not in puzzle["people"] else said
+    return _as_clause(text.clue_variants(puzzle, list(fact))[0].rstrip("."), fact)
+
+
+def _as_clause(said: str, fact: tuple) -> str:
+    """A clue's sentence as a clause inside another ("If exactly 2 people sit ..."): its first word lowercased
+    unless it is a name the fact holds ("Ben sits ...", "The" of a value kept where the value is a name)."""
+    first = said.split(" ", 1)[0]
+    names = {str(x) for x in fact[1:]}
+    return said if first in names or not first[:1].isupper() else said[0].lower() + said[1:]
 
 
 def join(items: list[str], word: str = "and") -> str:

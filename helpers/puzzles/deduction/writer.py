@@ -42,9 +42,10 @@ def new_facts(board: Board, before: Known, after: Known, prefer: list[int]) -> l
         return [board.seat_fact(i, v) for i, v in sorted(after.placed.items(), key=lambda iv: (iv[0] >= len(
             board.tokens), iv[1])) if i != board.anchor and not (i >= len(board.tokens) and board.told(
                 before, after, i))] + [("end", board.people[i]) for i in sorted(after.ends)]
-    return [board.seat_fact(i, v) for i, v in sorted(after.placed.items())
-            if i not in before.placed and i != board.anchor and not board.told(before, after, i)] + \
-        _links(board, before, after, prefer) + [("end", board.people[i]) for i in sorted(after.ends - before.ends)]
+    return list(dict.fromkeys([board.seat_fact(i, v) for i, v in sorted(after.placed.items())  # each fact once
+                               if i not in before.placed and i != board.anchor and not board.told(before, after, i)]
+                              + _links(board, before, after, prefer)
+                              + [("end", board.people[i]) for i in sorted(after.ends - before.ends)]))
 
 
 def _links(board: Board, before: Known, after: Known, prefer: list[int]) -> list[tuple]:
@@ -220,10 +221,14 @@ class Writer:
             return None
         tokens = self.board.tokens
         names = {tokens[i] for i in self.board.named(clue) if i < len(tokens)}  # a layout's facings come after
+        if getattr(self.board, "anchor", None) is not None:  # a round table's seats are said from its anchor
+            names.add(tokens[self.board.anchor])
         first = tuple(f for f in claims if {x for x in f[1:] if x in tokens} <= names)
         rest = tuple(f for f in claims if f not in first)
         if not first or not rest:
             return None
+        if lists_everyone(self.board.puzzle, claims):  # the whole seating, said as one order, sums the step up
+            rest = claims
         with_first = self.narrowed(m, first)
         if (with_first & ~self.narrowed(with_first, rest)).any():  # some seating said so far breaks the rest
             return None
