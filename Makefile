@@ -4,6 +4,9 @@
 PROFILE ?= smoke
 RUN ?= $(PROFILE)
 OVERRIDES ?= {}
+# FRESH=1: every training of make pipeline / make rehearse starts over instead of resuming its checkpoints (a
+# training refuses to resume once its data or settings changed, and says so).
+FRESH ?=
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -47,7 +50,7 @@ ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.
 .PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-integration test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check gpu-wheels
 
 help:
-	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] run notebooks 00..10 headless"
+	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] [FRESH=1] run notebooks 00..10 headless (FRESH=1: every training starts over)"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-integration                                  a training killed and resumed, two-process DDP, JupyterLab in Chromium (~65 s; CI runs it, make test does not)"
@@ -155,14 +158,14 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-start
 	touch $(GVSTAMP)
 
 pipeline: setup
-	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)'
+	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)' $(if $(FRESH),--fresh)
 
 # A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..10 on the profile
 # with only the swaps of configs/overlays/rehearsal.yaml (tiny model, offline data, small sizes), recorded in
 # runs/rehearse-<profile>/rehearsal.json. The run is rehearse-<profile> unless RUN is given.
 .PHONY: rehearse test-rehearsal
 rehearse: setup
-	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)'
+	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)' $(if $(FRESH),--fresh)
 
 # The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament, aaipl and laptop each rehearsed 00..10, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import re
 import sys
@@ -32,6 +33,20 @@ SOURCE_PARTS = ("helpers", "notebooks", "configs", "data", "pyproject.toml", "co
 
 class StageFailed(RuntimeError):
     """A notebook failed; the message names the notebook, the cell and the error."""
+
+
+PARAMS = ("PROFILE", "RUN", "OVERRIDES")  # what every stage's parameters cell declares and every run passes
+
+
+def declared_parameters(nb: Path) -> set[str]:
+    """The names a notebook's `parameters` cell assigns (papermill injects only those the pipeline passes)."""
+    try:
+        cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError):
+        return set()
+    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    source = "".join(cell.get("source", [])) if cell else ""
+    return set(re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=", source, flags=re.M))
 
 
 def discover_notebooks(nb_dir: Path | None = None) -> list[Path]:
@@ -208,8 +223,10 @@ def _refuse_mixing(lay: RunLayout, rehearsal: dict | None) -> None:
 
 def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = None,
                  only: list[str] | None = None, nb_dir: Path | None = None,
-                 rehearsal: dict | None = None) -> list[dict]:
+                 rehearsal: dict | None = None, fresh: bool = False) -> list[dict]:
     """Execute each notebook (optionally only the given NN prefixes); raise StageFailed on the first failure.
+    fresh: every training starts over (RESUME = False in each notebook that declares it) instead of resuming from
+    its checkpoints, which a training refuses once its data or settings changed.
 
     rehearsal: helpers.rehearse.plan()'s record, for a rehearsal (its swaps are already in `overrides`): written to
     the run's rehearsal.json before any notebook runs and into pipeline.json, so the run says what it is.
@@ -228,9 +245,11 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
     if rehearsal is not None:
         write_json(lay.rehearsal_record, {**rehearsal, **stamp(params)})
     extra["source"] = source_fingerprint()
+    if fresh:
+        extra["fresh"] = True
     lay.pipeline_record.unlink(missing_ok=True)  # an interrupted re-run must not pass for the run before it
     with tee_terminal(lay.terminal_log):
-        _run_notebooks(notebooks, cfg, params, extra, results)
+        _run_notebooks(notebooks, cfg, {**params, "RESUME": False} if fresh else params, extra, results)
     write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
     _write_report(lay.root)
     return results
@@ -315,6 +334,7 @@ def execute_notebook(nb: str, out: str, params: dict) -> tuple[str | None, float
     import papermill as pm
 
     t0 = time.time()
+    params = {k: v for k, v in params.items() if k in PARAMS or k in declared_parameters(Path(nb))}
     print(f"[pipeline] {Path(nb).name} ...", flush=True)
     try:
         pm.execute_notebook(nb, out, parameters=params, kernel_name=kernel_name(),
@@ -359,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", default=None, help="run name (default: the profile's)")
     ap.add_argument("--overrides", default="{}", help='JSON of dotted keys, e.g. \'{"train.batch_size": 8}\'')
     ap.add_argument("--only", default=None, help="comma-separated stage numbers, e.g. 00,01")
+    ap.add_argument("--fresh", action="store_true",
+                    help="every training starts over (RESUME = False) instead of resuming its checkpoints")
     ap.add_argument("--rehearse", action="store_true",
                     help="dress rehearsal on CPU: the profile with the swaps of configs/overlays/rehearsal.yaml "
                          "(tiny model, offline data, small sizes), run rehearse-<profile>")
@@ -377,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             run, overrides, rehearsal = rehearse.plan(args.profile, args.run, overrides)
             rehearse.hide_accelerators(os.environ)  # a GPU box's rehearsal runs on its CPU too, as recorded
             print(f"[pipeline] {rehearse.describe(rehearsal)}", flush=True)
-        results = run_pipeline(args.profile, run, overrides, only, rehearsal=rehearsal)
+        results = run_pipeline(args.profile, run, overrides, only, rehearsal=rehearsal, fresh=args.fresh)
     except StageFailed as exc:
         print(f"[pipeline] FAILED: {exc}", file=sys.stderr)
         return 1

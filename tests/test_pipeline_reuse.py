@@ -207,3 +207,27 @@ def test_the_trainings_run_side_by_side_only_on_a_cpu_with_cores_to_spare(tmp_pa
     assert pipeline.training_jobs(cfg, 3)[0] == jobs
     monkeypatch.setenv("KIT_TRAINING_JOBS", "1")
     assert pipeline.training_jobs(cfg, 3) == (1, "KIT_TRAINING_JOBS")
+
+
+def test_fresh_starts_every_training_over_and_passes_resume_only_where_a_notebook_declares_it(tmp_path, monkeypatch):
+    """make pipeline FRESH=1: RESUME = False reaches each notebook whose parameters cell declares RESUME (the
+    trainings, which refuse to resume once their data or settings changed), and no other (papermill would warn of an
+    unknown parameter); without it, nothing but the run's own three parameters is passed."""
+    import papermill
+
+    def notebook(name: str, params: str) -> None:
+        cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": params, "outputs": []}
+        (tmp_path / name).write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    run_params = 'PROFILE = "smoke"  # a profile\nRUN = None\nOVERRIDES: dict = {}  # keys\n'
+    notebook("00_env_check.ipynb", run_params)
+    notebook("03_train_model1_lora.ipynb", run_params + "RESUME = True  # continue\nSANITY_QUESTIONS = 3\n")
+    assert pipeline.declared_parameters(tmp_path / "03_train_model1_lora.ipynb") == {
+        "PROFILE", "RUN", "OVERRIDES", "RESUME", "SANITY_QUESTIONS"}
+    seen: dict = {}
+    monkeypatch.setattr(papermill, "execute_notebook",
+                        lambda src, out, parameters, **kw: seen.__setitem__(Path(src).name, parameters))
+    monkeypatch.setattr(pipeline, "_write_report", lambda run_dir: None)
+    for fresh in (True, False):
+        pipeline.run_pipeline("smoke", "fresh-run", nb_dir=tmp_path, fresh=fresh)
+        assert set(seen["00_env_check.ipynb"]) == {"PROFILE", "RUN", "OVERRIDES"}
+        assert seen["03_train_model1_lora.ipynb"].get("RESUME", "absent") == (False if fresh else "absent")

@@ -89,7 +89,8 @@ def find_checkpoint(out_dir: Path, fingerprint: dict, resume: bool, main: bool) 
         diff = ckpt.fingerprint_diff(found[1].get("fingerprint", {}), fingerprint)
         if diff:
             raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): "
-                             "run with RESUME = False (or --no-resume) to start over, or restore them")
+                             "run with RESUME = False in its notebook (make pipeline FRESH=1, or --no-resume) to start "
+                             "over, or restore them")
     return found
 
 

@@ -209,8 +209,8 @@ def find_resume(out_dir: Path, fingerprint: dict, resume: bool) -> tuple[Path, d
         ckpt.clear_outputs(out_dir)
         return None
     if diff:
-        raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): run with resume=False "
-                         "to start over, or restore them")
+        raise ValueError(f"{found[0]} was trained with different settings ({', '.join(diff)}): run with RESUME = "
+                         "False in notebook 08 (make pipeline FRESH=1, or --no-resume) to start over, or restore them")
     ckpt.truncate_lines(out_dir / layout.METRICS, int(latest["metrics_lines"]))
     return found[0], latest
 
