@@ -40,13 +40,17 @@ PARAMS = ("PROFILE", "RUN", "OVERRIDES")  # what every stage's parameters cell d
 
 def declared_parameters(nb: Path) -> set[str]:
     """The names a notebook's `parameters` cell assigns (papermill injects only those the pipeline passes)."""
+    import ast
     try:
         cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError):
+        cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+        source = cell.get("source", "") if cell else ""
+        tree = ast.parse(source if isinstance(source, str) else "".join(source))
+    except (OSError, ValueError, SyntaxError):
         return set()
-    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
-    source = "".join(cell.get("source", [])) if cell else ""
-    return set(re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=", source, flags=re.M))
+    targets = [t for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def discover_notebooks(nb_dir: Path | None = None) -> list[Path]:
@@ -249,24 +253,26 @@ def run_pipeline(profile: str, run: str | None = None, overrides: dict | None = 
         extra["fresh"] = True
     lay.pipeline_record.unlink(missing_ok=True)  # an interrupted re-run must not pass for the run before it
     with tee_terminal(lay.terminal_log):
-        _run_notebooks(notebooks, cfg, {**params, "RESUME": False} if fresh else params, extra, results)
+        _run_notebooks(notebooks, cfg, params, extra, results, fresh)
     write_json(lay.pipeline_record, {"stages": results, **extra, **stamp(params)})
     _write_report(lay.root)
     return results
 
 
-def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, extra: dict, results: list[dict]) -> None:
+def _run_notebooks(notebooks: list[Path], cfg: config.Profile, params: dict, extra: dict, results: list[dict],
+                   fresh: bool = False) -> None:
     """Each notebook through papermill into the run's notebooks/, in order, the training notebooks side by side
-    where the machine allows (training_jobs); a failure is recorded, then raised."""
+    where the machine allows (training_jobs); a failure is recorded, then raised. fresh: RESUME = False too."""
     lay = RunLayout.of(cfg)
+    given = {**params, "RESUME": False} if fresh else params  # the record keeps the run's own three
     out_dir = lay.notebooks_dir
     for group, jobs, why in run_order(notebooks, lambda n: training_jobs(cfg, n)):
         if jobs > 1:
             print(f"[pipeline] {', '.join(nb.name for nb in group)} side by side ({jobs} at a time: {why})",
                   flush=True)
-            outcomes = _execute_together(group, out_dir, params, jobs)
+            outcomes = _execute_together(group, out_dir, given, jobs)
         else:
-            outcomes = [execute_notebook(str(group[0]), str(out_dir / group[0].name), params)]
+            outcomes = [execute_notebook(str(group[0]), str(out_dir / group[0].name), given)]
         for nb, (message, secs) in zip(group, outcomes):
             if message is None:
                 results.append({"notebook": nb.name, "status": "ok", "seconds": secs,

@@ -157,3 +157,13 @@ def test_a_case_opens_on_a_clause_not_a_capitalised_sentence():
                    "question": ["at", 1]}
     assert fact_text(classic_row, ("gap", a, b, 1)).startswith("exactly 1 person sits between")
     assert fact_text(classic_row, ("pos", a, "west", 1)).startswith(a)  # a name keeps its capital
+
+
+def test_a_step_says_each_fact_once():
+    """A row-facing case's step listed "James sits fourth to the right of Irene" twice (a seat and a link)."""
+    from helpers import puzzles
+    r = next(x for x in puzzles.generate(6, seed=11, kinds=("seating_row_facing",)) if x["id"].endswith("005"))
+    steps = write(r["puzzle"], r["choices"][r["answer"]])
+    assert all(len(set(s.claims)) == len(s.claims) for s in steps), [s.text for s in steps]
+    assert any("If exactly 3 people sit between James and Irene:" in s.text for s in steps)
+

@@ -104,6 +104,16 @@ def test_read_pins_names_the_file_and_line(tmp_path):
         stack.read_pins(good)
 
 
+def test_a_wheel_is_found_by_its_project_and_version_whatever_else_the_folder_holds(tmp_path):
+    for name in ("partial.whl", "unsloth-2026.10.9.whl", "unsloth_zoo-2026.10.8-py3-none-any.whl",
+                 "unsloth_zoo-2026.10.9-py3-none-any.whl"):
+        (tmp_path / name).write_bytes(b"")
+    assert stack.find_wheel(tmp_path, "unsloth-zoo", "2026.10.9").name == "unsloth_zoo-2026.10.9-py3-none-any.whl"
+    assert stack.find_wheel(tmp_path, "unsloth", "2026.10.9") is None  # not a wheel's name: no tags
+    with pytest.raises(FileNotFoundError, match=r"no unsloth==2026\.10\.9 wheel"):
+        gpu_setup.wheels_in({"unsloth": "2026.10.9", "unsloth-zoo": "2026.10.9"}, tmp_path, fetch=False)
+
+
 def test_wheel_metadata_reads_requirements_without_the_long_description(tmp_path):
     wheel = tmp_path / "demo-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:

@@ -223,6 +223,11 @@ def test_fresh_starts_every_training_over_and_passes_resume_only_where_a_noteboo
     notebook("03_train_model1_lora.ipynb", run_params + "RESUME = True  # continue\nSANITY_QUESTIONS = 3\n")
     assert pipeline.declared_parameters(tmp_path / "03_train_model1_lora.ipynb") == {
         "PROFILE", "RUN", "OVERRIDES", "RESUME", "SANITY_QUESTIONS"}
+    notebook("99_odd.ipynb", "X: int\nY = 1  # = not a name\nA, B = 1, 2\nC == 3\n")
+    assert pipeline.declared_parameters(tmp_path / "99_odd.ipynb") == {"X", "Y", "A", "B"}
+    (tmp_path / "99_odd.ipynb").unlink()
+    trainings = {nb.name[:2] for nb in pipeline.discover_notebooks() if "RESUME" in pipeline.declared_parameters(nb)}
+    assert trainings == {"03", "04", "05", "08"}  # every notebook that trains takes it, and no other
     seen: dict = {}
     monkeypatch.setattr(papermill, "execute_notebook",
                         lambda src, out, parameters, **kw: seen.__setitem__(Path(src).name, parameters))
@@ -231,3 +236,6 @@ def test_fresh_starts_every_training_over_and_passes_resume_only_where_a_noteboo
         pipeline.run_pipeline("smoke", "fresh-run", nb_dir=tmp_path, fresh=fresh)
         assert set(seen["00_env_check.ipynb"]) == {"PROFILE", "RUN", "OVERRIDES"}
         assert seen["03_train_model1_lora.ipynb"].get("RESUME", "absent") == (False if fresh else "absent")
+        record = json.loads(RunLayout.of("fresh-run").pipeline_record.read_text())
+        assert record["params"] == {"PROFILE": "smoke", "RUN": "fresh-run", "OVERRIDES": {}}
+        assert record.get("fresh", False) is fresh

@@ -185,7 +185,7 @@ def find_wheel(folder: Path, name: str, version: str) -> Path | None:
     """The wheel of name==version in folder, if there (its file name's project spelled any way PEP 427 allows)."""
     stem = re.sub(r"[-_.]+", "_", name).lower()
     for path in sorted(folder.glob("*.whl")):
-        dist, ver = path.name.split("-")[:2]
-        if re.sub(r"[-_.]+", "_", dist).lower() == stem and ver == version:
+        parts = path.name.split("-")
+        if len(parts) >= 3 and re.sub(r"[-_.]+", "_", parts[0]).lower() == stem and parts[1] == version:
             return path
     return None

@@ -42,8 +42,8 @@ def fact_text(puzzle: dict, fact: tuple) -> str:
 
 
 def _as_clause(said: str, fact: tuple) -> str:
-    """A clue's sentence as a clause inside another ("If exactly 2 people sit ..."): its first word lowercased
-    unless it is a name the fact holds ("Ben sits ...", "The" of a value kept where the value is a name)."""
+    """A clue's sentence as a clause inside another ("If exactly 2 people sit ...", "the tea drinker sits ..."): its
+    first word lowercased unless it is a name the fact holds ("Ben sits ...")."""
     first = said.split(" ", 1)[0]
     names = {str(x) for x in fact[1:]}
     return said if first in names or not first[:1].isupper() else said[0].lower() + said[1:]
