@@ -8,8 +8,9 @@ that needs fewer takes a prefix. records(kind, level, form=f): one question form
 stream), for forms too rare in a family's own mix. Records are plain JSON (they round-trip exactly), so a pool is one
 file, <KIT_CACHE_DIR>/puzzle-pool/<fingerprint>/<kind>[-<level>-<form>].json, the generation's stats beside the
 records. The fingerprint hashes this file, the source of every helpers module the generators import (read from their
-import statements, function-level ones too), the sizes, the seed and the Python version: changed code builds a new
-pool. A file is written to a temp file and os.replace'd under an fcntl lock, so two xdist workers never build it
+import statements, function-level ones too), the sizes and the seed: changed code builds a new pool. Not the Python
+version: the generators draw the same records on 3.10, 3.11 and 3.12 (test_puzzles checks it on every tier's Python),
+so the container and gpu-stack tiers read the pool the main tier built, or build it for it. A file is written to a temp file and os.replace'd under an fcntl lock, so two xdist workers never build it
 twice, and warm() builds first the files no other worker is building, so two workers share the work. cached() keeps
 any other JSON-able sample the same way (the Q-agent's questions, a trained tokenizer).
 
@@ -94,7 +95,7 @@ def folder(roots: tuple[str, ...] = PUZZLE_ROOTS, extra: tuple = ()) -> Path:
 def fingerprint(roots: tuple[str, ...], extra: tuple = ()) -> str:
     key = (roots, extra)
     if key not in _FINGERPRINTS:
-        digest = hashlib.sha256(repr((SEED, CLASSIC, FAST, SLOW, ONE_FORM, sys.version_info[:2], extra)).encode())
+        digest = hashlib.sha256(repr((SEED, CLASSIC, FAST, SLOW, ONE_FORM, extra)).encode())
         for path in [Path(__file__), *_sources(roots)]:  # this file too: it says how a pool is drawn
             digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
         _FINGERPRINTS[key] = digest.hexdigest()[:16]

@@ -310,6 +310,17 @@ def test_generate_is_deterministic_across_processes():
     assert digests == {local + "\n"}
 
 
+@pytest.mark.pins  # every tier's Python runs it: they share one pool (tests/_pool.py), whichever Python built it
+def test_this_python_draws_the_shared_pools_records():
+    """The shared pool's fingerprint leaves the Python version out: the first records of every family's pool at
+    each level, drawn again here, are the pool's own (the pool may have been built on another tier's Python)."""
+    k = 2
+    for kind in puzzles.KINDS:
+        again = puzzles.generate(k * len(puzzles.LEVELS), seed=_pool.SEED, kinds=(kind,), workers=1)
+        for i, level in enumerate(puzzles.LEVELS):
+            assert again[i::len(puzzles.LEVELS)] == _pool.records(kind, level, k), (kind, level, sys.version)
+
+
 def test_worker_processes_build_the_same_records():
     """Spawned workers build each item from its own seeded generator: the records and counts equal one process's."""
     one, two = {}, {}
