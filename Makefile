@@ -7,6 +7,7 @@ OVERRIDES ?= {}
 # FRESH=1: every training of make pipeline / make rehearse starts over instead of resuming its checkpoints (a
 # training refuses to resume once its data or settings changed, and says so).
 FRESH ?=
+FRESH_ARG = $(if $(filter 1 yes true,$(FRESH)),--fresh)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -158,14 +159,14 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-start
 	touch $(GVSTAMP)
 
 pipeline: setup
-	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)' $(if $(filter 1 yes true,$(FRESH)),--fresh)
+	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)' $(FRESH_ARG)
 
 # A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..10 on the profile
 # with only the swaps of configs/overlays/rehearsal.yaml (tiny model, offline data, small sizes), recorded in
 # runs/rehearse-<profile>/rehearsal.json. The run is rehearse-<profile> unless RUN is given.
 .PHONY: rehearse test-rehearsal
 rehearse: setup
-	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)' $(if $(filter 1 yes true,$(FRESH)),--fresh)
+	$(PY) -m helpers.pipeline --profile $(PROFILE) --rehearse $(if $(filter command line environment,$(origin RUN)),--run $(RUN)) --overrides '$(OVERRIDES)' $(FRESH_ARG)
 
 # The rehearsal tier (tests/test_rehearsal.py): mi300x, tournament, aaipl and laptop each rehearsed 00..10, one after another
 # (~6 min on 2 cores), and checked against their profiles. make test leaves it out; CI runs it after make test.
