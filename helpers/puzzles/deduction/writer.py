@@ -221,7 +221,7 @@ class Writer:
             return None
         tokens = self.board.tokens
         names = {tokens[i] for i in self.board.named(clue) if i < len(tokens)}  # a layout's facings come after
-        if getattr(self.board, "anchor", None) is not None:  # a round table's seats are said from its anchor
+        if self.board.anchor is not None:  # a round table's seats are said from its anchor
             names.add(tokens[self.board.anchor])
         first = tuple(f for f in claims if {x for x in f[1:] if x in tokens} <= names)
         rest = tuple(f for f in claims if f not in first)
