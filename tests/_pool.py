@@ -10,9 +10,10 @@ file, <KIT_CACHE_DIR>/puzzle-pool/<fingerprint>/<kind>[-<level>-<form>].json, th
 records. The fingerprint hashes this file, the source of every helpers module the generators import (read from their
 import statements, function-level ones too), the sizes and the seed: changed code builds a new pool. Not the Python
 version: the generators draw the same records on 3.10, 3.11 and 3.12 (test_puzzles checks it on every tier's Python),
-so the container and gpu-stack tiers read the pool the main tier built, or build it for it. A file is written to a temp file and os.replace'd under an fcntl lock, so two xdist workers never build it
-twice, and warm() builds first the files no other worker is building, so two workers share the work. cached() keeps
-any other JSON-able sample the same way (the Q-agent's questions, a trained tokenizer).
+so the container and gpu-stack tiers read the pool the main tier built, or build it for it. A file is written to a
+temp file and os.replace'd under an fcntl lock, so two xdist workers never build it twice, and warm() builds first
+the files no other worker is building, so two workers share the work. cached() keeps any other JSON-able sample the
+same way (the Q-agent's questions, a trained tokenizer).
 
 KIT_POOL_SEED=<n> draws every pool from another seed, to see a statistical test hold on more than one sample.
 """
