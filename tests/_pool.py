@@ -16,6 +16,10 @@ the files no other worker is building, so two workers share the work. cached() k
 same way (the Q-agent's questions, a trained tokenizer).
 
 KIT_POOL_SEED=<n> draws every pool from another seed, to see a statistical test hold on more than one sample.
+
+`python tests/_pool.py [kind ...]` builds every (or each given) family's pool and every one-form pool the tests read (warm_all): `make pipeline`
+runs it at the lowest priority beside the notebooks, on the core they leave idle, so the `make test` after it starts
+warm.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ import json
 import os
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from helpers import config, puzzles
+from helpers.puzzles import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = int(os.environ.get("KIT_POOL_SEED", "26"))
@@ -66,6 +72,12 @@ def records(kind: str, level: int, n: int | None = None, form: str | None = None
     return recs[:n]
 
 
+def one_form_levels(form: str) -> list[tuple[str, int]]:
+    """The (kind, level) whose question mix asks `form`: the one-form pools of that form that the tests read."""
+    return [(kind, level) for kind in puzzles.KINDS for level in puzzles.LEVELS
+            if dict(catalogue.form_shares(kind, level)).get(form, 0) > 0]
+
+
 def stats(kind: str) -> dict:
     """What building the family's pool cost: attempts, accepted records and every rejection by reason."""
     return _pool(kind)["stats"]
@@ -78,6 +90,16 @@ def warm(kinds: Iterable[str]) -> None:
     for wait in (False, True):
         for kind in kinds:
             _pool(kind, wait=wait)
+
+
+def warm_all(kinds: Iterable[str] = puzzles.KINDS) -> None:
+    """Build the families' pools, then their one-form pools of one_form_levels (what `make test` reads cold)."""
+    kinds = list(kinds)
+    warm(kinds)
+    for form in ONE_FORM:
+        for kind, level in one_form_levels(form):
+            if kind in kinds:
+                _pool(kind, level, form)
 
 
 def cached(name: str, build: Callable[[], Any], roots: tuple[str, ...] = PUZZLE_ROOTS,
@@ -158,3 +180,9 @@ def _load_or_build(path: Path, build: Callable[[], Any], wait: bool) -> Any:
                     os.replace(tmp, path)
         _MEMO[path] = json.loads(path.read_text(encoding="utf-8"))
     return _MEMO[path]
+
+
+if __name__ == "__main__":
+    began = time.time()
+    warm_all(sys.argv[1:] or puzzles.KINDS)  # given kinds: only theirs
+    print(f"puzzle pool ready in {folder()} after {time.time() - began:.0f} s")

@@ -22,7 +22,7 @@ import pytest
 from helpers import puzzles
 from helpers.agents import topics as topics_mod
 from helpers.agents.question import QuestionAgent
-from helpers.puzzles import blind, catalogue
+from helpers.puzzles import blind
 from helpers.puzzles.kinship import key_shares
 from helpers.puzzles.kinship import tree as family_tree
 from helpers.puzzles.kinship.coded import expr_facts
@@ -83,8 +83,7 @@ def test_no_option_strategy_beats_chance_at_any_level(records, kind):
         assert not off, f"{kind} level {level}: {off} vs 0.25 +- {tol:.3f} over {len(recs)} questions"
 
 
-STATEMENT_LEVELS = [(kind, level) for kind in puzzles.KINDS for level in puzzles.LEVELS
-                    if dict(catalogue.form_shares(kind, level)).get("statement", 0) > 0]
+STATEMENT_LEVELS = _pool.one_form_levels("statement")
 # Per kind and level: 41 hits (41%) fail, a strategy at 52.2% with p >= 0.99; the old pair leak (50%) fails with
 # p = 0.97 in each of the 9 levels that ask statements, so it could not pass them all.
 STATEMENTS = 100
@@ -119,8 +118,7 @@ def test_no_true_statement_restates_a_clue(kind, level):
     assert not restated, f"{kind} level {level}: the true statement restates a clue in {restated}"
 
 
-EXPRESSION_LEVELS = [(kind, level) for kind in puzzles.KINDS for level in puzzles.LEVELS
-                     if dict(catalogue.form_shares(kind, level)).get("expression", 0) > 0]
+EXPRESSION_LEVELS = _pool.one_form_levels("expression")
 
 
 @pytest.mark.parametrize("kind, level", EXPRESSION_LEVELS)
@@ -365,9 +363,10 @@ def test_the_usual_key_strategy_finds_an_over_asked_key():
 # in 56% of its gender's questions fails with p >= 0.99; the old level-1 Father and Mother (~50% each) with p = 0.92
 # each, 0.994 for either.
 RELATIONS = 120
+RELATION_KINDS = list(dict.fromkeys(kind for kind, _ in _pool.one_form_levels("relation")))  # asked at every level
 
 
-@pytest.mark.parametrize("kind", ["family", "family_pointing", "family_coded", "family_gender"])
+@pytest.mark.parametrize("kind", RELATION_KINDS)
 def test_relation_keys_spread_over_their_words_after_flattening(kind):
     """Level-1 pointing keyed Father or Mother in about half of each gender's questions; flattened, no word is the key
     of more than its cap (MAX_SHARE, or SPREAD / n among n words) of its gender's relation questions, plus sampling

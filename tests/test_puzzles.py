@@ -321,6 +321,16 @@ def test_this_python_draws_the_shared_pools_records():
             assert again[i::len(puzzles.LEVELS)] == _pool.records(kind, level, k), (kind, level, sys.version)
 
 
+def test_the_pool_make_pipeline_warms_is_the_one_the_tests_read(tmp_path, monkeypatch):
+    """make pipeline runs `python tests/_pool.py` beside the notebooks so that make test starts warm: run as a script,
+    it must write the very file this process reads (same fingerprint and name), or the warm is wasted."""
+    env = {**os.environ, "KIT_CACHE_DIR": str(tmp_path), "KIT_POOL_SEED": str(_pool.SEED)}
+    subprocess.run([sys.executable, str(ROOT / "tests" / "_pool.py"), "alnum_series"], cwd=tmp_path, env=env,
+                   check=True, capture_output=True)
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path))
+    assert [p.name for p in _pool.folder().glob("*.json")] == ["alnum_series.json"]
+
+
 def test_worker_processes_build_the_same_records():
     """Spawned workers build each item from its own seeded generator: the records and counts equal one process's."""
     one, two = {}, {}

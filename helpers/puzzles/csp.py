@@ -117,14 +117,14 @@ def _expand(problem: Problem, vars_: list[int], rows: np.ndarray, v: int) -> np.
     of its group: a row-by-value table of the group's values each row already uses, read at v's domain."""
     dom, g = problem.domains[v], problem.group_of[v]
     members = [j for j, u in enumerate(vars_) if g >= 0 and problem.group_of[u] == g]
-    free = np.ones((len(rows), len(dom)), dtype=bool)
-    if members:
-        used = np.zeros((len(rows), problem.group_values[g]), dtype=bool)
-        at = np.arange(len(rows))
-        for j in members:
-            used[at, rows[:, j]] = True
-        free = ~used[:, dom]
-    r, d = np.nonzero(free)
+    if not members:  # every row takes every value: no table of used values to read
+        out = np.empty((len(rows) * len(dom), len(vars_) + 1), dtype=np.int16)
+        out[:, :-1] = np.repeat(rows, len(dom), axis=0)
+        out[:, -1] = np.tile(dom, len(rows))
+        return out
+    used = np.zeros((len(rows), problem.group_values[g]), dtype=bool)
+    used[np.arange(len(rows))[:, None], rows[:, members]] = True
+    r, d = np.nonzero(~used[:, dom])
     out = np.empty((len(r), len(vars_) + 1), dtype=np.int16)
     out[:, :-1] = rows[r]
     out[:, -1] = dom[d]
@@ -137,7 +137,7 @@ def _filter(rows: np.ndarray, vars_: list[int], cons: Sequence[Constraint]) -> n
         if not len(rows):
             break
         mask = np.asarray(c.test(*(rows[:, vars_.index(v)] for v in c.vars)), dtype=bool)
-        rows = rows[np.broadcast_to(mask, (len(rows),))]
+        rows = rows[mask if mask.shape == (len(rows),) else np.broadcast_to(mask, (len(rows),))]
     return rows
 
 
@@ -147,11 +147,11 @@ def _order(problem: Problem, cons: Sequence[Constraint], mentioned: list[int]) -
     order: list[int] = []
     left = list(mentioned)
     scopes = [frozenset(c.vars) for c in cons]
+    mine = {v: [s for s in scopes if v in s] for v in mentioned}  # each variable's constraint scopes
     while left:
         def score(v: int) -> tuple:
-            mine = [s for s in scopes if v in s]
-            completes = sum(s - {v} <= placed for s in mine)
-            linked = sum(bool(placed & s) for s in mine)
+            completes = sum(s - {v} <= placed for s in mine[v])
+            linked = sum(bool(placed & s) for s in mine[v])
             return (completes, linked, -len(problem.domains[v]))
         best = max(left, key=score)  # max keeps the first of equals: deterministic
         order.append(best)
