@@ -158,11 +158,12 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-start
 	$(GPY) -m helpers.env gpu-setup download; \
 	touch $(GVSTAMP)
 
-# Beside the notebooks, at the lowest priority, the puzzle pool make test reads (tests/_pool.py, ~2 min of one core
-# cold): the notebooks leave one core idle in 06-10, and the make test after them starts warm. WARM_POOL=0: not.
+# Beside the notebooks, in a session of its own at nice 19 (tests/_pool.py --background), the puzzle pool make test
+# reads (~2 min of one core cold): the notebooks leave one core idle in 06-10, and the make test after them starts warm.
+# WARM_POOL=0: not.
 WARM_POOL ?= 1
 pipeline: setup
-	$(if $(filter 1,$(WARM_POOL)),@mkdir -p runs && (nice -n 19 $(PY) tests/_pool.py > runs/pool-warm.log 2>&1 &))
+	$(if $(filter 1,$(WARM_POOL)),@mkdir -p runs && ($(PY) tests/_pool.py --background > runs/pool-warm.log 2>&1 &))
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)' $(FRESH_ARG)
 
 # A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..10 on the profile
