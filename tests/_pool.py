@@ -187,10 +187,10 @@ def lowest_priority() -> None:
     between sessions first (autogroups), and Jupyter starts each kernel in its own, so plain `nice` beside the
     notebooks still took a full share: measured, the four trainings took 85 s longer."""
     try:
-        os.setsid()
-        Path("/proc/self/autogroup").write_text("19")  # the session's own share, where the kernel has autogroups
+        os.setsid()  # fails for a process group leader: then the session is make's, whose share must stay whole
+        Path("/proc/self/autogroup").write_text("19")  # the new session's share, where the kernel has autogroups
     except OSError:
-        pass  # a group leader already, or no autogroups: nice alone then decides
+        pass  # nice alone decides then
     os.nice(19)
 
 
@@ -201,4 +201,5 @@ if __name__ == "__main__":
         lowest_priority()
     began = time.time()
     warm_all(args or puzzles.KINDS)  # given kinds: only theirs
-    print(f"puzzle pool ready in {folder()} after {time.time() - began:.0f} s")
+    print(f"puzzle pool ready in {folder()} after {time.time() - began:.0f} s (session {os.getsid(0)}, nice "
+          f"{os.nice(0)})")

@@ -322,11 +322,14 @@ def test_this_python_draws_the_shared_pools_records():
 
 
 def test_the_pool_make_pipeline_warms_is_the_one_the_tests_read(tmp_path, monkeypatch):
-    """make pipeline runs `python tests/_pool.py` beside the notebooks so that make test starts warm: run as a script,
-    it must write the very file this process reads (same fingerprint and name), or the warm is wasted."""
+    """make pipeline runs `python tests/_pool.py --background` beside the notebooks so that make test starts warm: run
+    as a script, in a session of its own at nice 19, it must write the very file this process reads (same fingerprint
+    and name), or the warm is wasted."""
     env = {**os.environ, "KIT_CACHE_DIR": str(tmp_path), "KIT_POOL_SEED": str(_pool.SEED)}
-    subprocess.run([sys.executable, str(ROOT / "tests" / "_pool.py"), "alnum_series"], cwd=tmp_path, env=env,
-                   check=True, capture_output=True)
+    warm = subprocess.Popen([sys.executable, str(ROOT / "tests" / "_pool.py"), "--background", "alnum_series"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    said = warm.communicate()[0]
+    assert warm.returncode == 0 and f"(session {warm.pid}, nice 19)" in said  # its own session, the lowest priority
     monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path))
     assert [p.name for p in _pool.folder().glob("*.json")] == ["alnum_series.json"]
 
