@@ -51,7 +51,7 @@ ACCEL_TORCH := -c "import sys, torch; sys.exit(0 if (torch.version.hip or torch.
 .PHONY: setup setup-gpu pipeline test test-realmodel test-fast test-integration test-container test-gpu-stack typecheck bench bench-quick bench-learning cpu-figures lab clean constraints help gpu-check test-gpu-check gpu-wheels
 
 help:
-	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] [FRESH=1] run notebooks 00..10 headless (FRESH=1: every training starts over)"
+	@echo "make pipeline [PROFILE=smoke|cpu|laptop|mi300x|tournament|aaipl] [RUN=name] [FRESH=1] [WARM_POOL=0] run notebooks 00..10 headless (FRESH=1: every training starts over; WARM_POOL=0: no test puzzle pool built beside them)"
 	@echo "make test                                              every test tier (static, unit, smoke pipeline)"
 	@echo "make test-fast                                         static + unit tiers only"
 	@echo "make test-integration                                  a training killed and resumed, two-process DDP, JupyterLab in Chromium (~65 s; CI runs it, make test does not)"
@@ -159,11 +159,12 @@ $(GVSTAMP): pyproject.toml constraints.txt constraints-gpu.txt constraints-start
 	touch $(GVSTAMP)
 
 # Beside the notebooks, in a session of its own at nice 19 (tests/_pool.py --background), the puzzle pool make test
-# reads (~2 min of one core cold): the notebooks leave one core idle in 06-10, and the make test after them starts warm.
-# WARM_POOL=0: not.
+# reads (~110 s of one core cold): the notebooks leave one core idle in 00-02 and 06-10, and the make test after them
+# starts warm. make pipeline does not wait for it (it ends on its own, also after a Ctrl-C; runs/pool-warm.log says
+# when). WARM_POOL=0 (or no, false): not.
 WARM_POOL ?= 1
 pipeline: setup
-	$(if $(filter 1,$(WARM_POOL)),@mkdir -p runs && ($(PY) tests/_pool.py --background > runs/pool-warm.log 2>&1 &))
+	$(if $(filter 0 no false,$(WARM_POOL)),,@mkdir -p runs && ($(PY) tests/_pool.py --background > runs/pool-warm.log 2>&1 &))
 	$(PY) -m helpers.pipeline --profile $(PROFILE) --run $(RUN) --overrides '$(OVERRIDES)' $(FRESH_ARG)
 
 # A GPU profile's dress rehearsal on CPU (docs/gpu.md, "Rehearse a GPU profile on CPU"): notebooks 00..10 on the profile

@@ -182,15 +182,21 @@ def _load_or_build(path: Path, build: Callable[[], Any], wait: bool) -> Any:
     return _MEMO[path]
 
 
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
 def lowest_priority() -> None:
     """Take only the CPU nothing else wants: a session of its own at nice 19. On Linux the scheduler shares the cores
     between sessions first (autogroups), and Jupyter starts each kernel in its own, so plain `nice` beside the
-    notebooks still took a full share: measured, the four trainings took 85 s longer."""
+    notebooks took a full share (docs/results.md: the four trainings 85 s longer). A process group leader (started
+    from an interactive shell) cannot start a session: it forks, and the child goes on."""
+    if os.getpgrp() == os.getpid() and os.fork():
+        os._exit(0)
+    os.setsid()
     try:
-        os.setsid()  # fails for a process group leader: then the session is make's, whose share must stay whole
-        Path("/proc/self/autogroup").write_text("19")  # the new session's share, where the kernel has autogroups
+        AUTOGROUP.write_text("19")  # the new session's own share
     except OSError:
-        pass  # nice alone decides then
+        pass  # no autogroups: nice alone decides
     os.nice(19)
 
 
@@ -201,5 +207,6 @@ if __name__ == "__main__":
         lowest_priority()
     began = time.time()
     warm_all(args or puzzles.KINDS)  # given kinds: only theirs
+    share = AUTOGROUP.read_text().split()[-1] if AUTOGROUP.exists() else "none"
     print(f"puzzle pool ready in {folder()} after {time.time() - began:.0f} s (session {os.getsid(0)}, nice "
-          f"{os.nice(0)})")
+          f"{os.nice(0)}, autogroup nice {share})")
