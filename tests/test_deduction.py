@@ -379,6 +379,23 @@ def test_a_round_tables_whole_order_follows_the_clues_own_people_said_from_the_a
     assert deduction.check(r["puzzle"], steps, key) == []
 
 
+def test_a_rectangles_opposite_pair_is_put_on_the_long_sides_before_the_whole_order():
+    """Before: "So, by clue 4 and steps 1 and 2, going left from Jun: Jun, Irene, Arjun (an end), ...": after
+    "Jun and Harish sit opposite" placed Harish from Jun, the rest still needed the clue (a seat's "straight across" is
+    no distance). Now the clue's step also says the pair sit on the long sides, and the whole order follows in a step
+    citing no clue; the checker proves both."""
+    from helpers.puzzles.deduction import writer
+    r = next(x for x in puzzles.generate(12, seed=11, kinds=("seating_rectangle",)) if x["id"].endswith("006"))
+    key = r["choices"][r["answer"]]
+    steps = deduction.write(r["puzzle"], key)
+    texts = [s.text for s in steps]
+    assert not any(s.uses and len(s.claims) >= writer.BIG_STEP for s in steps), texts
+    k = next(i for i, s in enumerate(steps) if ("not_end", "Jun") in s.claims)
+    assert steps[k].uses == (3,) and texts[k].endswith("Jun and Harish sit on long sides."), texts
+    assert not steps[k + 1].uses and "going left from Jun: Jun, Irene, Arjun (an end)" in texts[k + 1], texts
+    assert deduction.check(r["puzzle"], steps, key) == []
+
+
 def test_an_explanation_at_the_word_limit_is_written_again_with_its_big_steps_whole(monkeypatch):
     """The split costs words: at the limit the deduction is written again with its big steps whole, inside what is
     left of the same work allowance, and the shorter text is kept."""

@@ -288,6 +288,11 @@ def claims_text(puzzle: dict, claims: tuple) -> str:
         claims = tuple(f for f in claims if f[0] != "end")
         said = claims_text(puzzle, claims) if claims else ""
         return (said + "; " if said else "") + f"{ends[0]} and {ends[1]} sit at the two ends"
+    sides = [f[1] for f in claims if f[0] == "not_end"]
+    if len(sides) == 2 and puzzle["kind"] == "seating_rectangle":  # two people off the ends (Writer.sides), once
+        claims = tuple(f for f in claims if f[0] != "not_end")
+        said = claims_text(puzzle, claims) if claims else ""
+        return (said + ", and " if said else "") + f"{sides[0]} and {sides[1]} sit on long sides"
     if puzzle["kind"] not in CLASSIC + WRITTEN:
         parts = _layout_parts(puzzle, claims)
         return "; ".join(parts) if len(parts) > 1 and any(" and " in p for p in parts) else join(parts)

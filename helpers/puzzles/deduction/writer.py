@@ -229,11 +229,27 @@ class Writer:
             return None
         if lists_everyone(self.board.puzzle, claims):  # the whole seating, said as one order, sums the step up
             rest = claims
-        with_first = self.narrowed(m, first)
-        if (with_first & ~self.narrowed(with_first, rest)).any():  # some seating said so far breaks the rest
-            return None
+        if not self.follows(m, first, rest):
+            first += self.sides(m & self.board.masks[clue], m, self.board.named(clue))
+            if not self.follows(m, first, rest):
+                return None
         self.in_twos += 1
         return [Step(uses=(clue,), claims=first, case=case), Step(claims=rest, case=case)]
+
+    def follows(self, m: np.ndarray, first: tuple, rest: tuple) -> bool:
+        """Whether every seating said so far that meets `first` meets `rest` too."""
+        with_first = self.narrowed(m, first)
+        return not (with_first & ~self.narrowed(with_first, rest)).any()
+
+    def sides(self, after: np.ndarray, before: np.ndarray, named: list[int]) -> tuple:
+        """At a rectangle, "X sits on a long side" for each person the clue names and puts off the ends, where what
+        was said before did not: seats said from one person do not carry it (straight across is a seat's, not a
+        distance's), and the rest of a seating placed by "opposite" may need it."""
+        b = self.board
+        if not b.rect:
+            return ()
+        off_after, off_before = (~b.at_end[after]).all(0), (~b.at_end[before]).all(0)
+        return tuple(("not_end", b.people[i]) for i in named if i < b.n and off_after[i] and not off_before[i])
 
     def after_cases(self, case: tuple, close: bool) -> Step:
         """The step after a split none of whose cases survives alone: its case closes (every case closed), or the
