@@ -340,7 +340,8 @@ def execute_notebook(nb: str, out: str, params: dict) -> tuple[str | None, float
     import papermill as pm
 
     t0 = time.time()
-    params = {k: v for k, v in params.items() if k in PARAMS or k in declared_parameters(Path(nb))}
+    declared = declared_parameters(Path(nb)) if set(params) - set(PARAMS) else set()  # read once, when needed
+    params = {k: v for k, v in params.items() if k in PARAMS or k in declared}
     print(f"[pipeline] {Path(nb).name} ...", flush=True)
     try:
         pm.execute_notebook(nb, out, parameters=params, kernel_name=kernel_name(),

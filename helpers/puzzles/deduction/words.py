@@ -278,21 +278,26 @@ def _layout_parts(puzzle: dict, claims: tuple) -> list[str]:
     return parts + [fact_text(puzzle, f) for f in rest]
 
 
+def _pair_said(puzzle: dict, claims: tuple, tag: str, sep: str, said_of_both: str) -> str | None:
+    """Claims holding two `tag` facts with the two people said once ("X and Y sit at the two ends"), after the other
+    claims and `sep`; None unless exactly two."""
+    pair = [f[1] for f in claims if f[0] == tag]
+    if len(pair) != 2:
+        return None
+    others = tuple(f for f in claims if f[0] != tag)
+    return (claims_text(puzzle, others) + sep if others else "") + f"{pair[0]} and {pair[1]} {said_of_both}"
+
+
 def claims_text(puzzle: dict, claims: tuple) -> str:
     """A step's claims as one clause: a whole seating as its order, a row's placements grouped by end."""
     whole = _whole_seating(puzzle, claims)
     if whole:
         return whole
-    ends = [f[1] for f in claims if f[0] == "end"]
-    if len(ends) == 2:  # a rectangle's two ends, said once
-        claims = tuple(f for f in claims if f[0] != "end")
-        said = claims_text(puzzle, claims) if claims else ""
-        return (said + "; " if said else "") + f"{ends[0]} and {ends[1]} sit at the two ends"
-    sides = [f[1] for f in claims if f[0] == "not_end"]
-    if len(sides) == 2 and puzzle["kind"] == "seating_rectangle":  # two people off the ends (Writer.sides), once
-        claims = tuple(f for f in claims if f[0] != "not_end")
-        said = claims_text(puzzle, claims) if claims else ""
-        return (said + ", and " if said else "") + f"{sides[0]} and {sides[1]} sit on long sides"
+    paired = _pair_said(puzzle, claims, "end", "; ", "sit at the two ends")  # a rectangle's two ends
+    if paired is None and puzzle["kind"] == "seating_rectangle":  # two people off the ends (Writer.sides)
+        paired = _pair_said(puzzle, claims, "not_end", ", and ", "sit on long sides")
+    if paired is not None:
+        return paired
     if puzzle["kind"] not in CLASSIC + WRITTEN:
         parts = _layout_parts(puzzle, claims)
         return "; ".join(parts) if len(parts) > 1 and any(" and " in p for p in parts) else join(parts)
