@@ -278,9 +278,10 @@ class RunLayout:
         """The env check's facts, probed in a process of their own."""
         return self.root / "env-facts.json"
 
-    def gpu_check_reference(self, part: str) -> Path:
-        """The CPU side of the letters: its "spec" (what to score) and its "result"."""
-        return self.root / f"cpu-reference-{part}.json"
+    def gpu_check_side(self, side: str, part: str, suffix: str = ".json") -> Path:
+        """A side of the letters ("cpu" or "device", each a process of its own): its "spec" (what to score), its
+        "result" and its "log" (suffix ".log")."""
+        return self.root / f"{side}-side-{part}{suffix}"
 
     @property
     def report_md(self) -> Path:

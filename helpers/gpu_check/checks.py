@@ -8,8 +8,10 @@ Letter scoring and the generate check on the device against the CPU, for the sam
 
 Both sides load the base once with every adapter attached (notebook 06's path: helpers.models.members), letter-score
 each member (helpers.evaluate.score_member) and generate a few tokens per question for each adapter
-(helpers.scoring.generate_letters). The CPU side runs in a fresh interpreter with every GPU hidden and nothing of the
-device side imported (no Unsloth patches), in fp32 on transformers + PEFT: the reference a team's CPU would give.
+(helpers.scoring.generate_letters). Each side runs in a fresh interpreter, side by side: the device side as the
+exported agents run on the day (nothing of the training process imported, so no Unsloth patches unless the profile
+infers through Unsloth), the CPU side with every GPU hidden, in fp32 on transformers + PEFT: the reference a team's CPU
+would give.
 
 A letter may differ only where the CPU's top two letters are nearer than what the device's number format can move
 them (NEAR_TIE); every such near tie is recorded with its margin, every other difference fails the step.
@@ -267,39 +269,84 @@ def compare_long(model: Any, tokenizer: Any, cpu_long: dict, questions: list[dic
             "end_of_turn_picks": sum(t in stops for t in picks), "distinct_picks": len(set(picks))}
 
 
-def reference_main(spec_path: str, out_path: str) -> int:
-    """The CPU side, in its own process: read the spec gpu-check wrote, score, write the result."""
+# ---------------------------------------------------------------- the two inference processes
+# Both sides of the letters run in fresh interpreters, as the exported agents do on the day: nothing the training
+# process imported reaches them (once Unsloth loads a model it swaps transformers' Qwen2 and Llama forward passes for
+# its own in the whole process: unsloth/models/qwen2.py, pre_patch). The CPU side has every GPU hidden and runs fp32 on
+# transformers + PEFT; the device side runs the box's dtype on the profile's inference path (transformers + PEFT
+# unless model.unsloth_inference). They score side by side; the device side then waits on its stdin for the CPU side
+# to end, reads its DoRA tokens teacher-forced, and times the reasoner with the cores free.
+SIDE_CODE = ("import sys; from helpers.gpu_check.checks import side_main; "
+             "sys.exit(side_main(sys.argv[1], sys.argv[2]))")
+
+
+def side_main(spec_path: str, out_path: str) -> int:
+    """One side of the letters, in its own process: read the spec gpu-check wrote, score, write the result."""
     spec = io.read_json(spec_path)
-    cfg = reference_profile(config.profile_from_dict(spec["profile"], spec_path))
-    model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model), spec["adapters"])
-    members = ["base", *spec["adapters"]]
-    dora = dora_member(cfg, list(spec["adapters"]))
-    scored = score_loaded(cfg, model, tokenizer, members, spec["questions"])
-    try:  # the letters stand whatever the longer generation does
-        long = long_generation(model, tokenizer, dora, spec["questions"][:LONG_QUESTIONS]) if dora else None
-    except Exception as exc:  # noqa: BLE001  (reported by the generate step, in one line)
-        long = {"member": dora, "error": one_line(f"{type(exc).__name__}: {exc}")}
-    io.write_json(out_path, {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
-                             "members": scored, "long": long})
+    cfg = config.profile_from_dict(spec["profile"], spec_path)
+    cpu = spec["side"] == "cpu"
+    if cpu:
+        cfg = reference_profile(cfg)
+        if spec.get("threads"):
+            import torch
+            torch.set_num_threads(spec["threads"])
+    model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model) if cpu else spec["recommendation"],
+                                         spec["adapters"])
+    adapters, questions = list(spec["adapters"]), spec["questions"]
+    result: dict[str, Any] = {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
+                              "members": score_loaded(cfg, model, tokenizer, ["base", *adapters], questions)}
+    dora = dora_member(cfg, adapters)
+    if cpu:  # the letters stand whatever the longer generation or the reasoner does
+        result["long"] = guarded(lambda: long_generation(model, tokenizer, dora, questions[:LONG_QUESTIONS])
+                                 ) if dora else None
+    else:  # the rest once the CPU side has ended: its tokens to read, and the reasoner timed with the cores free
+        cpu_path = sys.stdin.readline().strip()  # "" when the CPU side did not run or failed
+        cpu_long = io.read_json(cpu_path).get("long") if cpu_path else None
+        if cpu_long and not cpu_long.get("error"):
+            tol = LOGIT_NEAR_TIE.get(info["torch_dtype"], LOGIT_NEAR_TIE["bfloat16"])
+            result["long"] = guarded(lambda: compare_long(model, tokenizer, cpu_long, questions, tol))
+        result["reasoner"] = guarded(lambda: reasoner_answers(cfg, model, tokenizer, adapters[0]))
+        result["unsloth_imported"] = "unsloth" in sys.modules
+    io.write_json(out_path, result)
     return 0
 
 
-def cpu_reference(cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], spec: Path,
-                  out: Path) -> dict:
-    """Run reference_main in a fresh interpreter with every GPU hidden (what to score in `spec`, its result to `out`);
-    the result, or a one-line error."""
-    io.write_json(spec, {"profile": cfg.as_dict(), "adapters": adapter_dirs, "questions": questions})
+def guarded(work: Any) -> Any:
+    """work(), or {"error": its one line} (each part of a side is reported by its own step)."""
+    try:
+        return work()
+    except Exception as exc:  # noqa: BLE001
+        return {"error": one_line(f"{type(exc).__name__}: {exc}")}
+
+
+def start_side(side: str, cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], lay: RunLayout,
+               recommendation: dict | None = None, threads: int | None = None) -> subprocess.Popen:
+    """side_main for "cpu" (every GPU hidden; `threads` torch threads) or "device" in a fresh interpreter, its output
+    in <side>-side-log.log."""
+    spec, out = lay.gpu_check_side(side, "spec"), lay.gpu_check_side(side, "result")
+    io.write_json(spec, {"side": side, "profile": cfg.as_dict(), "adapters": adapter_dirs, "questions": questions,
+                         "recommendation": recommendation, "threads": threads})
     out.unlink(missing_ok=True)
     root = str(config.project_root())
-    environ = {**os.environ, **HIDDEN_DEVICES,
+    environ = {**os.environ, **(HIDDEN_DEVICES if side == "cpu" else {}),
                "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    code = ("import sys; from helpers.gpu_check.checks import reference_main; "
-            "sys.exit(reference_main(sys.argv[1], sys.argv[2]))")
-    done = subprocess.run([sys.executable, "-c", code, str(spec), str(out)], cwd=root, env=environ,
-                          capture_output=True, text=True, timeout=REFERENCE_TIMEOUT_S)
-    if done.returncode != 0 or not out.is_file():
-        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or [f"exit {done.returncode}"]
-        raise RuntimeError(f"the CPU reference process failed: {one_line(last[0])}")
+    with open(lay.gpu_check_side(side, "log", ".log"), "w", encoding="utf-8") as log:
+        return subprocess.Popen([sys.executable, "-c", SIDE_CODE, str(spec), str(out)], cwd=root, env=environ,
+                                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def finish_side(proc: subprocess.Popen, side: str, lay: RunLayout, tell: str = "") -> dict:
+    """Wait for a side (telling it `tell` on its stdin); its result, or a one-line error naming its log."""
+    try:
+        proc.communicate(tell + "\n", timeout=REFERENCE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+    out, log = lay.gpu_check_side(side, "result"), lay.gpu_check_side(side, "log", ".log")
+    if proc.returncode != 0 or not out.is_file():
+        lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+        raise RuntimeError(f"the {side} side's process failed (exit {proc.returncode}, {log.name}): "
+                           f"{one_line(lines[-1] if lines else 'no output')}")
     return io.read_json(out)
 
 

@@ -6,9 +6,10 @@
                local folder, checked first; the curriculum and held-out questions from the bundled data
     memory     free device memory (torch.cuda.mem_get_info; RAM on the CPU) against the "will it fit" estimate
     train_*    LoRA, rsLoRA, DoRA through helpers.train.train_adapter, each with its loss/memory PNG
-    letters    letter scoring on the device against a CPU process, same saved adapters; generate: the same for the
+    letters    letter scoring on the device against the CPU, same saved adapters, each side a fresh process as the
+               exported agents are (no Unsloth patch of the training process reaches it); generate: the same for the
                generated letter
-    reasoner   the reasoner's answer mode (reasoning, then the letter, inside the answer limit)
+    reasoner   the reasoner's answer mode (reasoning, then the letter, inside the answer limit), in the device side
     grpo       two GRPO steps of the reasoner's RL stage (skipped without trl or datasets)
     fit        the estimate against the measured peak per method, and tokens/s per method
 Each step is recorded pass, fail or skip with its reason in <out>/gpu-check.json; report.html shows it on one page.
@@ -52,7 +53,7 @@ def default_out(device: str) -> Path:
 
 class Check:
     """One gpu-check: the steps, in order, and what they hand each other (the profile, the recommendation, the
-    trained adapters, the device's loaded model)."""
+    trained adapters, the device side's result)."""
 
     def __init__(self, device: dict, cfg: config.Profile, swaps: list[dict], lay: RunLayout, steps: int,
                  model_arg: str | None, say: Callable[[str], None]):
@@ -68,7 +69,7 @@ class Check:
         self.estimates: dict[str, Any] = {}
         self.trained: dict[str, dict] = {}
         self.scores: dict | None = None
-        self.loaded: tuple | None = None
+        self.inference: dict | None = None  # the device side's result (checks.side_main)
 
     # ------------------------------------------------------------ the steps
     def step_env(self) -> dict:
@@ -96,11 +97,16 @@ class Check:
     def import_unsloth_here(self, facts: dict) -> float | None:
         """Import Unsloth in this process, once, where the env probe left it to us (a GPU, Unsloth installed): the
         probe's facts get the outcome, and the seconds it took are returned (None: nothing to import). The variables
-        the recommendation sets for Unsloth go in first, as import_backend would set them."""
+        the recommendation sets for Unsloth go in first, as import_backend would set them. Not with
+        model.use_unsloth false: the check then runs as a process of that profile would, without Unsloth."""
         from helpers import env
         from helpers.env.facts import DEFERRED
+        from helpers.models.settings import falsy
         from helpers.models.unsloth_api import import_unsloth
         if facts.get("unsloth", {}).get("detail") != DEFERRED:
+            return None
+        if falsy(self.cfg.model.use_unsloth):  # imported, it would swap trl's trainers for its own (run 13)
+            facts["unsloth"].update(detail="not imported: model.use_unsloth is false")
             return None
         hoped = {**facts, "unsloth": {**facts["unsloth"], "importable": True}}
         env.apply_env(env.recommend(hoped, self.cfg.model))
@@ -182,32 +188,47 @@ class Check:
         return {t["adapter"]: str(self.lay.adapter_dir(t["adapter"]).resolve()) for t in self.trained.values()}
 
     def step_letters(self) -> dict:
-        dirs = self.adapter_dirs()
-        model, tokenizer, info = checks.load_scored(self.cfg, self.rec, dirs)
-        self.loaded = (model, tokenizer)
-        device_side = checks.score_loaded(self.cfg, model, tokenizer, ["base", *dirs], self.held)
-        self.check_cpu_ram()
-        cpu = checks.cpu_reference(self.cfg, dirs, self.held, self.lay.gpu_check_reference("spec"),
-                                    self.lay.gpu_check_reference("result"))
-        tol = checks.NEAR_TIE.get(info["torch_dtype"], checks.NEAR_TIE["bfloat16"])
-        self.scores = {"device": device_side, "cpu": cpu["members"], "tolerance": tol, "cpu_long": cpu.get("long"),
-                       "logit_tolerance": checks.LOGIT_NEAR_TIE.get(info["torch_dtype"], checks.LOGIT_NEAR_TIE["bfloat16"])}
-        compared = checks.compare_scores(device_side, cpu["members"], tol)
+        dirs, ram = self.adapter_dirs(), self.cpu_ram_problem()
+        # Side by side where the device is a GPU, the CPU side leaving a core to the device side's Python; one after
+        # the other on a CPU, whose cores both sides would share (two torch thread pools on 2 cores: 12-92 s, not 6).
+        together, cores = self.device["kind"] != "cpu", os.cpu_count() or 1
+        device_side = checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec) if together else None
+        cpu_result = ""
+        try:
+            if ram is None:
+                threads = max(1, cores - 1) if together else cores
+                cpu = checks.finish_side(checks.start_side("cpu", self.cfg, dirs, self.held, self.lay, threads=threads),
+                                         "cpu", self.lay)
+                cpu_result = str(self.lay.gpu_check_side("cpu", "result"))
+        finally:  # the device side also answers the reasoner's puzzles: waited for whatever the CPU did
+            device_side = device_side or checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec)
+            self.inference = checks.finish_side(device_side, "device", self.lay, tell=cpu_result)
+        if ram is not None:
+            raise Skip(ram)
+        dtype, device = self.inference["dtype"], self.inference["members"]
+        tol = checks.NEAR_TIE.get(dtype, checks.NEAR_TIE["bfloat16"])
+        self.scores = {"device": device, "cpu": cpu["members"], "tolerance": tol, "cpu_long": cpu.get("long"),
+                       "logit_tolerance": checks.LOGIT_NEAR_TIE.get(dtype, checks.LOGIT_NEAR_TIE["bfloat16"])}
+        compared = checks.compare_scores(device, cpu["members"], tol)
         line, bad = checks.verdict(compared, "letters", tol)
-        figures = {"members": compared, "near_tie_below": tol, "device_dtype": info["torch_dtype"],
-                   "device_backend": info["backend"], "cpu_dtype": cpu["dtype"], "cpu_backend": cpu["backend"],
+        figures = {"members": compared, "near_tie_below": tol, "device_dtype": dtype,
+                   "device_backend": self.inference["backend"],
+                   "device_process": "fresh" + (", Unsloth imported there" if self.inference["unsloth_imported"]
+                                                else ", Unsloth not imported"),
+                   "cpu_dtype": cpu["dtype"], "cpu_backend": cpu["backend"],
                    "warnings": checks.shift_warnings(compared)}
         if bad:
             raise Failed(line, figures)
         return {**figures, "summary": line}
 
-    def check_cpu_ram(self) -> None:
-        """Skip the CPU reference when the model in fp32 (x1.3 for the process) would not fit the available RAM."""
+    def cpu_ram_problem(self) -> str | None:
+        """Why the CPU side cannot run: the model in fp32 (x1.3 for the process) over the available RAM; else None."""
         import psutil
         need, free = self.model["params"] * 4 * 1.3, psutil.virtual_memory().available
         if need > free:
-            raise Skip(f"the CPU reference needs ~{need / 2**30:.1f} GiB of RAM for the model in fp32, "
-                       f"{free / 2**30:.1f} GiB available: letters not compared")
+            return (f"the CPU reference needs ~{need / 2**30:.1f} GiB of RAM for the model in fp32, "
+                    f"{free / 2**30:.1f} GiB available: letters not compared")
+        return None
 
     def step_generate(self) -> dict:
         if self.scores is None:
@@ -216,33 +237,37 @@ class Check:
         compared = checks.compare_generated(self.scores["device"], self.scores["cpu"], tol)
         line, bad = checks.verdict(compared, f"generated letters ({checks.GENERATE_TOKENS} tokens)", tol)
         figures: dict = {"members": compared}
-        cpu_long = self.scores.get("cpu_long")
+        cpu_long, long = self.scores.get("cpu_long"), (self.inference or {}).get("long")
         if cpu_long and cpu_long.get("error"):
             raise Failed(f"{line}; {cpu_long['member']}'s longer generation failed on the CPU: {cpu_long['error']}",
                          figures)
-        if not cpu_long or self.loaded is None:
-            line += "; no DoRA adapter's longer generation compared (" + (
-                "no DoRA adapter trained)" if not cpu_long else "the device's model was freed after a failure)")
+        if long and long.get("error"):
+            raise Failed(f"{line}; {cpu_long['member']}'s longer generation failed on the device: {long['error']}",
+                         figures)
+        if not cpu_long:
+            line += "; no DoRA adapter's longer generation compared (no DoRA adapter trained)"
+        elif not long:
+            raise Failed(f"{line}; the device side did not read {cpu_long['member']}'s CPU tokens", figures)
         else:  # the DoRA adapter's generation past its first tokens
-            logit_tol = self.scores["logit_tolerance"]
-            long = {cpu_long["member"]: checks.compare_long(*self.loaded, cpu_long, self.held, logit_tol)}
-            long_line, long_bad = checks.verdict(long, f"{cpu_long['member']}'s first {checks.LONG_TOKENS} tokens a "
-                                                       "question, teacher-forced", logit_tol)
+            long_line, long_bad = checks.verdict({cpu_long["member"]: long}, f"{cpu_long['member']}'s first "
+                                                 f"{checks.LONG_TOKENS} tokens a question, teacher-forced",
+                                                 self.scores["logit_tolerance"])
             long_line = long_line.replace("CPU margin <", "CPU logit gap <")
-            figures["long"], line, bad = long, f"{line}; {long_line}", bad + long_bad
+            figures["long"], line, bad = {cpu_long["member"]: long}, f"{line}; {long_line}", bad + long_bad
         if bad:
             raise Failed(line, figures)
         return {**figures, "summary": line}
 
     def step_reasoner(self) -> dict:
-        dirs = self.adapter_dirs()
-        if self.loaded is None:
-            model, tokenizer, _ = checks.load_scored(self.cfg, self.rec, dirs)
-            self.loaded = (model, tokenizer)
-        return checks.reasoner_answers(self.cfg, *self.loaded, next(iter(dirs)))
+        if self.inference is None:
+            raise Skip("the device side's process did not finish (the letters step says why)")
+        report = self.inference["reasoner"]
+        if "error" in report:
+            raise Failed(report["error"])
+        return report
 
     def step_grpo(self) -> dict:
-        self.free()  # the device's inference model: GRPO loads its own policy
+        self.free()  # what training left on the device: GRPO loads its own policy
         return checks.grpo_steps(self.cfg, self.rec)
 
     def step_fit(self) -> dict:
@@ -257,8 +282,7 @@ class Check:
 
     # ------------------------------------------------------------ the order
     def free(self) -> None:
-        """Drop the device's loaded model and return its memory (after a failed step, before GRPO)."""
-        self.loaded = None
+        """Return the device memory training left (after a failed step, before GRPO)."""
         gc.collect()
         if self.device["kind"] != "cpu":
             import torch

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -367,14 +368,25 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
             "token_budget": token_budget(cfg), "token_budget_setting": cfg.rl.token_budget}
 
 
+# Seen on an NVIDIA H200 (docs/results.md, run 13): once Unsloth is imported, trl's GRPOTrainer is Unsloth's, which
+# calls model.for_training(); a model transformers + PEFT loaded has none ("'Qwen2ForCausalLM' object has no attribute
+# 'for_training'"), so GRPO fails inside its first step.
+UNSLOTH_IN_PROCESS = ("Unsloth was imported in this process and has swapped trl's GRPOTrainer for its own, which needs "
+                      "a model Unsloth loaded; the backend here is transformers + PEFT: run GRPO in a fresh process "
+                      "(restart the kernel), or with model.use_unsloth true or auto")
+
+
 def grpo_blocker(cfg: config.Profile | None = None, recommendation: dict | None = None) -> str | None:
     """Why the installed trl cannot run GRPO here, or None. trl 1.15 scores log-probabilities with a Triton kernel
     and, without Triton (a CPU build of torch), leaves it None and fails inside the first step; trl 0.19 does not
     use it and trl 1.16 falls back to plain torch. Given the profile, its backend is made ready first
-    (helpers.models.import_backend: Unsloth, where it is the backend, imported before trl)."""
+    (helpers.models.import_backend: Unsloth, where it is the backend, imported before trl); a transformers + PEFT
+    backend in a process that has imported Unsloth anyway is refused (UNSLOTH_IN_PROCESS)."""
     if cfg is not None:
         from helpers.models import import_backend
-        import_backend(cfg.model, recommendation)
+        backend = import_backend(cfg.model, recommendation)
+        if backend != "unsloth" and "unsloth" in sys.modules:
+            return UNSLOTH_IN_PROCESS
     import trl
     from trl.trainer import utils as trl_utils
     if getattr(trl_utils, "_ChunkedLogProbFunction", object) is None:
