@@ -328,6 +328,18 @@ def test_grpo_with_trl_1_15_on_a_gpu_build_that_sees_no_gpu_is_refused(monkeypat
     assert reasoner_rl.grpo_blocker() is None
 
 
+def test_grpo_on_transformers_in_a_process_that_imported_unsloth_is_refused(monkeypatch):
+    """Imported, Unsloth swaps trl's GRPOTrainer for its own, which calls model.for_training(): on the H200 a model
+    transformers + PEFT loaded failed inside the first step (docs/results.md, run 13). Refused before anything loads."""
+    cfg = config.load_profile("smoke", run="unsloth-in-process")  # transformers + PEFT on a CPU
+    assert reasoner_rl.grpo_blocker(cfg, cpu_recommendation()) != reasoner_rl.UNSLOTH_IN_PROCESS
+    monkeypatch.setitem(sys.modules, "unsloth", type(sys)("unsloth"))  # what an earlier `import unsloth` leaves
+    assert reasoner_rl.grpo_blocker(cfg, cpu_recommendation()) == reasoner_rl.UNSLOTH_IN_PROCESS
+    with pytest.raises(RuntimeError, match="swapped trl's GRPOTrainer"):
+        reasoner_rl.train(cfg, recommendation=cpu_recommendation())
+    assert not RunLayout.of(cfg).root.exists()
+
+
 def test_grpo_steps_on_the_tiny_model_move_the_adapter_with_the_solvers_rewards(tmp_path):
     blocker = reasoner_rl.grpo_blocker()  # asked here, not in a skipif: trl at collection cost each tier ~9 s
     if blocker is not None:
