@@ -278,10 +278,10 @@ class RunLayout:
         """The env check's facts, probed in a process of their own."""
         return self.root / "env-facts.json"
 
-    def gpu_check_side(self, side: str, part: str, suffix: str = ".json") -> Path:
+    def gpu_check_side(self, side: str, part: str) -> Path:
         """A side of the letters ("cpu" or "device", each a process of its own): its "spec" (what to score), its
-        "result" and its "log" (suffix ".log")."""
-        return self.root / f"{side}-side-{part}{suffix}"
+        "result" and its "log" (<side>-side.log)."""
+        return self.root / (f"{side}-side.log" if part == "log" else f"{side}-side-{part}.json")
 
     @property
     def report_md(self) -> Path:

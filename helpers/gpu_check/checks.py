@@ -327,7 +327,7 @@ def guarded(work: Any) -> Any:
 def start_side(side: str, cfg: config.Profile, adapter_dirs: dict[str, str], questions: list[dict], lay: RunLayout,
                recommendation: dict | None = None, threads: int | None = None) -> subprocess.Popen:
     """side_main for "cpu" (every GPU hidden; `threads` torch threads) or "device" in a fresh interpreter, its output
-    in <side>-side-log.log."""
+    in <side>-side.log."""
     spec, out = lay.gpu_check_side(side, "spec"), lay.gpu_check_side(side, "result")
     io.write_json(spec, {"side": side, "profile": cfg.as_dict(), "adapters": adapter_dirs, "questions": questions,
                          "recommendation": recommendation, "threads": threads})
@@ -335,7 +335,7 @@ def start_side(side: str, cfg: config.Profile, adapter_dirs: dict[str, str], que
     root = str(config.project_root())
     environ = {**os.environ, **(HIDDEN_DEVICES if side == "cpu" else {}),
                "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    with open(lay.gpu_check_side(side, "log", ".log"), "w", encoding="utf-8") as log:
+    with open(lay.gpu_check_side(side, "log"), "w", encoding="utf-8") as log:
         return subprocess.Popen([sys.executable, "-c", SIDE_CODE, str(spec), str(out)], cwd=root, env=environ,
                                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True)
 
@@ -347,7 +347,7 @@ def finish_side(proc: subprocess.Popen, side: str, lay: RunLayout, tell: str = "
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-    out, log = lay.gpu_check_side(side, "result"), lay.gpu_check_side(side, "log", ".log")
+    out, log = lay.gpu_check_side(side, "result"), lay.gpu_check_side(side, "log")
     if proc.returncode != 0 or not out.is_file():
         lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
         raise RuntimeError(f"the {side} side's process failed (exit {proc.returncode}, {log.name}): "
