@@ -463,6 +463,37 @@ def test_the_checks_env_probe_leaves_the_unsloth_import_to_the_check(monkeypatch
     assert "import_unsloth=False" in seen["code"]  # the check's probe process never imports it
 
 
+@pytest.mark.gpucheck
+def test_the_sides_score_side_by_side_in_fresh_processes(monkeypatch, tmp_path):
+    """Check.run_sides on a GPU, played on the CPU: the device side starts first, scores while the CPU side runs, and
+    waits on its stdin for the CPU's DoRA tokens; nothing the parent imported reaches it (Unsloth's patched forward
+    did in run 12, where inference ran in the process that trained: a stand-in `unsloth` here)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from helpers.models.adapters import _quiet_peft
+    torch.manual_seed(0)
+    with _quiet_peft():
+        dora = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir())),
+                              LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], use_dora=True))
+    dora.save_pretrained(str(tmp_path / "dora"))
+    cfg, _ = inputs.profile_for_check("smoke", str(tiny_model_dir()), "sides")
+    lay = RunLayout(tmp_path / "sides")
+    lay.root.mkdir(parents=True)
+    dirs, questions = {"model3_dora": str(tmp_path / "dora")}, inputs.bundled_questions(1)[:3]
+    monkeypatch.setitem(sys.modules, "unsloth", type(sys)("unsloth"))
+    device = checks.start_side("device", cfg, dirs, questions, lay, checks.cpu_recommendation(cfg.model))
+    cpu = checks.finish_side(checks.start_side("cpu", cfg, dirs, questions, lay, threads=1), "cpu", lay)
+    assert device.poll() is None  # still there: it waits for the CPU side's tokens
+    got = checks.finish_side(device, "device", lay, tell=str(lay.gpu_check_side("cpu", "result")))
+    assert got["unsloth_imported"] is False and got["backend"] == cpu["backend"] == "transformers"
+    compared = checks.compare_scores(got["members"], cpu["members"], checks.NEAR_TIE["float32"])
+    assert all(c["agree"] == c["questions"] == 3 for c in compared.values()), compared
+    assert got["long"]["questions"] == 3 * checks.LONG_TOKENS and not got["long"]["disagree"], got["long"]
+    assert "reasoner" in got and (lay.root / "device-side.log").is_file()
+
+
 # ---------------------------------------------------------------- the CI tier: the whole check on the CPU
 @pytest.fixture(scope="module")
 def cpu_runs(tmp_path_factory):

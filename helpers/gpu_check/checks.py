@@ -8,7 +8,7 @@ Letter scoring and the generate check on the device against the CPU, for the sam
 
 Both sides load the base once with every adapter attached (notebook 06's path: helpers.models.members), letter-score
 each member (helpers.evaluate.score_member) and generate a few tokens per question for each adapter
-(helpers.scoring.generate_letters). Each side runs in a fresh interpreter, side by side: the device side as the
+(helpers.scoring.generate_letters). Each side runs in a fresh interpreter (side by side on a GPU): the device side as the
 exported agents run on the day (nothing of the training process imported, so no Unsloth patches unless the profile
 infers through Unsloth), the CPU side with every GPU hidden, in fp32 on transformers + PEFT: the reference a team's CPU
 would give.
@@ -47,7 +47,7 @@ UNDER_ESTIMATE = 1.10  # the tolerance: a peak past 1.1x what is allowed is repo
 # Every size is judged, against the estimate less its context, times the backend's measured factor, plus the backend's
 # fixed costs that no model term sets (cuBLAS workspaces, the allocator's first blocks; Unsloth's own buffers), all read
 # off the H200 runs (docs/results.md, GPU check runs). The fixed costs: the tiny model's peak less its estimate of
-# ~0.02 GiB, rounded up: 0.053-0.058 GiB through transformers + PEFT (runs 2 and 13), 0.119-0.120 through Unsloth
+# ~0.02 GiB, rounded up: 0.053-0.059 GiB through transformers + PEFT (runs 2 and 13), 0.119-0.120 through Unsloth
 # (runs 12 and 14). Less those, transformers + PEFT's peaks were 0.95-0.99x its estimates on a 360M model (runs 3 and
 # 7), Unsloth's 0.87-0.98x (run 11), so each backend's factor is 1.0: the estimator's assumed Unsloth saving shows on
 # neither size.
@@ -161,7 +161,7 @@ def fit_warnings(rows: list[dict]) -> list[str]:
 
 # ---------------------------------------------------------------- letters
 GENERATE_TOKENS = 4  # a trained adapter answers with the letter, then ends its turn: 4 tokens hold that form
-REFERENCE_TIMEOUT_S = 600
+SIDE_TIMEOUT_S = 600  # each side's process, the device side's reasoner included
 # How far the device's number format can move a letter's probability from fp32's on the same weights. bf16 and fp16
 # keep 8 and 11 bits of mantissa: each product is off by up to 2^-9 (bf16) relative, and through a network's layers the
 # letter logits move by a few hundredths, a probability by p(1-p) x that, at most ~0.01-0.03: a margin between the top
@@ -279,8 +279,9 @@ def compare_long(model: Any, tokenizer: Any, cpu_long: dict, questions: list[dic
 # process imported reaches them (once Unsloth loads a model it swaps transformers' Qwen2 and Llama forward passes for
 # its own in the whole process: unsloth/models/qwen2.py, pre_patch). The CPU side has every GPU hidden and runs fp32 on
 # transformers + PEFT; the device side runs the box's dtype on the profile's inference path (transformers + PEFT
-# unless model.unsloth_inference). They score side by side; the device side then waits on its stdin for the CPU side
-# to end, reads its DoRA tokens teacher-forced, and times the reasoner with the cores free.
+# unless model.unsloth_inference). On a GPU they score side by side (on a CPU one after the other: Check.run_sides);
+# the device side then waits on its stdin for the CPU side to end, reads its DoRA tokens teacher-forced, and times the
+# reasoner with the cores free.
 SIDE_CODE = ("import sys; from helpers.gpu_check.checks import side_main; "
              "sys.exit(side_main(sys.argv[1], sys.argv[2]))")
 
@@ -292,11 +293,11 @@ def side_main(spec_path: str, out_path: str) -> int:
     cpu = spec["side"] == "cpu"
     if cpu:
         cfg = reference_profile(cfg)
-        if spec.get("threads"):
-            import torch
-            torch.set_num_threads(spec["threads"])
     model, tokenizer, info = load_scored(cfg, cpu_recommendation(cfg.model) if cpu else spec["recommendation"],
                                          spec["adapters"])
+    if cpu and spec.get("threads"):  # at most this many, over what the loader chose (1 for the tiny model)
+        import torch
+        torch.set_num_threads(min(torch.get_num_threads(), spec["threads"]))
     adapters, questions = list(spec["adapters"]), spec["questions"]
     result: dict[str, Any] = {"device": info["device"], "dtype": info["torch_dtype"], "backend": info["backend"],
                               "members": score_loaded(cfg, model, tokenizer, ["base", *adapters], questions)}
@@ -343,7 +344,7 @@ def start_side(side: str, cfg: config.Profile, adapter_dirs: dict[str, str], que
 def finish_side(proc: subprocess.Popen, side: str, lay: RunLayout, tell: str = "") -> dict:
     """Wait for a side (telling it `tell` on its stdin); its result, or a one-line error naming its log."""
     try:
-        proc.communicate(tell + "\n", timeout=REFERENCE_TIMEOUT_S)
+        proc.communicate(tell + "\n", timeout=SIDE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()

@@ -97,18 +97,23 @@ class Check:
     def import_unsloth_here(self, facts: dict) -> float | None:
         """Import Unsloth in this process, once, where the env probe left it to us (a GPU, Unsloth installed): the
         probe's facts get the outcome, and the seconds it took are returned (None: nothing to import). The variables
-        the recommendation sets for Unsloth go in first, as import_backend would set them. Not with
-        model.use_unsloth false: the check then runs as a process of that profile would, without Unsloth."""
+        the recommendation sets for Unsloth go in first, as import_backend would set them. Not where the backend
+        would be transformers + PEFT even with the import working (model.use_unsloth false, no bitsandbytes): the check
+        then runs as a process of that profile would, without Unsloth."""
         from helpers import env
         from helpers.env.facts import DEFERRED
-        from helpers.models.settings import falsy
+        from helpers.models.settings import backend_choice
         from helpers.models.unsloth_api import import_unsloth
         if facts.get("unsloth", {}).get("detail") != DEFERRED:
             return None
-        if falsy(self.cfg.model.use_unsloth):  # imported, it would swap trl's trainers for its own (run 13)
-            facts["unsloth"].update(detail="not imported: model.use_unsloth is false")
-            return None
         hoped = {**facts, "unsloth": {**facts["unsloth"], "importable": True}}
+        try:
+            backend, why = backend_choice(hoped, self.cfg.model)
+        except RuntimeError:  # use_unsloth true where it cannot run: the import's outcome is part of the finding
+            backend, why = "unsloth", ""
+        if backend != "unsloth":  # imported, it would swap trl's trainers for its own anyway (run 13)
+            facts["unsloth"].update(detail=f"not imported: {why}")
+            return None
         env.apply_env(env.recommend(hoped, self.cfg.model))
         t0 = time.perf_counter()
         try:
@@ -189,22 +194,11 @@ class Check:
 
     def step_letters(self) -> dict:
         dirs, ram = self.adapter_dirs(), self.cpu_ram_problem()
-        # Side by side where the device is a GPU, the CPU side leaving a core to the device side's Python; one after
-        # the other on a CPU, whose cores both sides would share (two torch thread pools on 2 cores: 12-92 s, not 6).
-        together, cores = self.device["kind"] != "cpu", os.cpu_count() or 1
-        device_side = checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec) if together else None
-        cpu_result = ""
-        try:
-            if ram is None:
-                threads = max(1, cores - 1) if together else cores
-                cpu = checks.finish_side(checks.start_side("cpu", self.cfg, dirs, self.held, self.lay, threads=threads),
-                                         "cpu", self.lay)
-                cpu_result = str(self.lay.gpu_check_side("cpu", "result"))
-        finally:  # the device side also answers the reasoner's puzzles: waited for whatever the CPU did
-            device_side = device_side or checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec)
-            self.inference = checks.finish_side(device_side, "device", self.lay, tell=cpu_result)
-        if ram is not None:
-            raise Skip(ram)
+        cpu, cpu_failed = self.run_sides(dirs, ram)
+        if cpu_failed is not None:
+            raise cpu_failed
+        if cpu is None:
+            raise Skip(ram or "the CPU side did not run")
         dtype, device = self.inference["dtype"], self.inference["members"]
         tol = checks.NEAR_TIE.get(dtype, checks.NEAR_TIE["bfloat16"])
         self.scores = {"device": device, "cpu": cpu["members"], "tolerance": tol, "cpu_long": cpu.get("long"),
@@ -221,6 +215,35 @@ class Check:
             raise Failed(line, figures)
         return {**figures, "summary": line}
 
+    def run_sides(self, dirs: dict[str, str], ram: str | None) -> tuple[dict | None, Exception | None]:
+        """Both sides of the letters (checks.side_main), each in a fresh process: side by side where the device is a
+        GPU and the RAM holds both loads, the CPU side leaving a core to the device side's Python; else one after the
+        other (on a CPU both would share its cores: two torch thread pools on 2 cores took 12-92 s, one after the
+        other 9). Sets self.inference (the device side's result: it also answers the reasoner's puzzles); returns the
+        CPU side's result (None where RAM is short) and its failure, if any."""
+        cores = os.cpu_count() or 1
+        together = self.device["kind"] != "cpu" and ram is None and self.ram_holds_both()
+        device_side = checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec) if together else None
+        cpu, failed = None, None
+        try:
+            if ram is None:
+                cpu = checks.finish_side(checks.start_side("cpu", self.cfg, dirs, self.held, self.lay,
+                                                           threads=max(1, cores - 1) if together else None),
+                                         "cpu", self.lay)
+        except Exception as exc:  # noqa: BLE001  (the device side is still waited for: the reasoner's answers)
+            failed = exc
+        except BaseException:  # interrupted: nothing more is started or waited for
+            if device_side is not None:
+                device_side.kill()
+            raise
+        device_side = device_side or checks.start_side("device", self.cfg, dirs, self.held, self.lay, self.rec)
+        try:
+            self.inference = checks.finish_side(device_side, "device", self.lay,
+                                                tell=str(self.lay.gpu_check_side("cpu", "result")) if cpu else "")
+        except RuntimeError as exc:
+            raise RuntimeError(f"{failed}; {exc}" if failed else str(exc)) from exc
+        return cpu, failed
+
     def cpu_ram_problem(self) -> str | None:
         """Why the CPU side cannot run: the model in fp32 (x1.3 for the process) over the available RAM; else None."""
         import psutil
@@ -229,6 +252,12 @@ class Check:
             return (f"the CPU reference needs ~{need / 2**30:.1f} GiB of RAM for the model in fp32, "
                     f"{free / 2**30:.1f} GiB available: letters not compared")
         return None
+
+    def ram_holds_both(self) -> bool:
+        """Whether the RAM holds the CPU side's fp32 model and the device side's load (its 16-bit weights pass through
+        host memory) at once, each x1.3 for its process."""
+        import psutil
+        return self.model["params"] * (4 + 2) * 1.3 <= psutil.virtual_memory().available
 
     def step_generate(self) -> dict:
         if self.scores is None:

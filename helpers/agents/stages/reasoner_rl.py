@@ -373,7 +373,7 @@ def run_report(cfg: config.Profile, *, start: dict, info: dict, book: rewards.Re
 # 'for_training'"), so GRPO fails inside its first step.
 UNSLOTH_IN_PROCESS = ("Unsloth was imported in this process and has swapped trl's GRPOTrainer for its own, which needs "
                       "a model Unsloth loaded; the backend here is transformers + PEFT: run GRPO in a fresh process "
-                      "(restart the kernel), or with model.use_unsloth true or auto")
+                      "(restart the kernel) that does not import Unsloth")
 
 
 def grpo_blocker(cfg: config.Profile | None = None, recommendation: dict | None = None) -> str | None:
