@@ -148,6 +148,16 @@ def test_a_real_model_folder_has_no_problem():
     assert inputs.model_problem(tiny_model_dir()) is None
 
 
+def test_a_tiny_model_passed_as_a_folder_keeps_the_tiny_models_one_thread(tmp_path):
+    """`--model <the tiny model's folder>` (runs 12-14 carried tiny-pad that way) is still the tiny model: one torch
+    thread on a CPU, where a 16-core box's default pool splits its 128-wide matmuls for nothing."""
+    from helpers.models import resolve_base
+    from helpers.models.members import cpu_threads
+    assert resolve_base(str(tiny_model_dir()))[1] == "tiny" and cpu_threads(None, "tiny") == 1
+    (tmp_path / "config.json").write_text("{}")
+    assert resolve_base(str(tmp_path))[1] == "local" and cpu_threads(None, "local") is None
+
+
 def quiet_run(*args, **kwargs) -> tuple[int, dict, list[str]]:
     """run_check in this process; (exit status, gpu-check.json, the lines it said)."""
     lines: list[str] = []

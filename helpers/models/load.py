@@ -25,11 +25,12 @@ from helpers.models.unsloth_api import call_checked, import_unsloth, unsloth_loa
 
 def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Path | str, str]:
     """(where to load from, kind): the built tiny model or a converted packaged one (built on first use), a local
-    folder, or a hub id as it is."""
+    folder (kind "tiny" where it is a tiny model's build, carried to another box: its threads are the tiny model's),
+    or a hub id as it is."""
     if str(base) == "tiny":
         from helpers.models.tiny import ensure_tiny_model
         return ensure_tiny_model(**(tiny_kwargs or {})), "tiny"
-    from helpers.models.tiny import TINY_PAD, ensure_padded_tiny
+    from helpers.models.tiny import MARKER, TINY_PAD, ensure_padded_tiny
     if str(base) == TINY_PAD:  # the tiny model with a pad-named token, which Unsloth takes (make gpu-check's)
         return ensure_padded_tiny(progress=(tiny_kwargs or {}).get("progress", True)), "tiny"
     if is_packaged(str(base)):  # a real model from a wheel, converted once into the cache
@@ -38,7 +39,7 @@ def resolve_base(base: str | Path, tiny_kwargs: dict | None = None) -> tuple[Pat
     if path.exists():
         if not (path / "config.json").exists():
             raise InputError(path, None, None, "is a directory without config.json: not a model folder")
-        return path, "local"
+        return path, "tiny" if (path / MARKER).is_file() else "local"
     if str(base).startswith((".", "/", "~")):
         raise InputError(path, None, None, "model folder not found")
     return str(base), "hub"
