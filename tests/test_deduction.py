@@ -396,6 +396,20 @@ def test_a_rectangles_opposite_pair_is_put_on_the_long_sides_before_the_whole_or
     assert deduction.check(r["puzzle"], steps, key) == []
 
 
+def test_a_step_cites_the_step_that_states_its_given_clues_not_the_clues_again():
+    """Before: "So, by clues 1, 2 and 4, G sits second from the west end." The board was built from clues 1 and 2
+    (too big to list), so it cannot see them, and the checker added them back; step 1 states what they fix. Now an
+    earlier step is tried before a hidden clue: "So, by clue 4 and step 1, ..."; the checker proves it."""
+    from helpers.puzzles.deduction import measure
+    r = measure.records("seating_row_facing", 3, 1, 11)[0]
+    key = r["choices"][r["answer"]]
+    steps = deduction.write(r["puzzle"], key)
+    texts = [s.text for s in steps]
+    k = next(i for i, t in enumerate(texts) if t.endswith("G sits second from the west end.") and steps[i].uses)
+    assert steps[0].uses == (0, 1) and steps[k].uses == (3,) and steps[k].after == (0, 1), texts
+    assert "by clue 4 and step 1," in texts[k] and deduction.check(r["puzzle"], steps, key) == []
+
+
 def test_an_explanation_at_the_word_limit_is_written_again_with_its_big_steps_whole(monkeypatch):
     """The split costs words: at the limit the deduction is written again with its big steps whole, inside what is
     left of the same work allowance, and the shorter text is kept."""

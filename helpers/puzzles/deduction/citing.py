@@ -112,10 +112,12 @@ class Citer:
         items = self.on_board(i)
         if self.proof is None or self.proven(i, self.cited(i, items)):
             return self.cited(i, items)
-        extra = [h for h in self.hidden if h not in items and h[1] not in self.steps[i].uses]
+        hidden = [h for h in self.hidden if h not in items and h[1] not in self.steps[i].uses]
+        steps = [o for o in self.options(i) if o[0] == "step" and o not in items]
+        extra = hidden + steps
         if not self.proven(i, self.cited(i, items + extra)):
             raise NoDeduction("uncited")
-        for h in list(extra):
+        for h in list(extra):  # the hidden ones first: an earlier step that states what they fix is cited instead
             if self.proven(i, self.cited(i, items + [e for e in extra if e != h])):
                 extra.remove(h)
         return self.cited(i, items + extra)
