@@ -9,8 +9,9 @@ the deduction has cited by then; then drop any the others make unneeded, the ear
 (deduction.writer) rests each step on what earlier steps said and its own clues, so a clue is rarely needed. Every
 seating the board lists meets the set-up's premises and the clues a board too big to list was built with
 (Board.given), so the board cannot tell whether a step needs them: for a puzzle with either, the checker proves the
-step from what was found, and where it cannot, they are added and then dropped one by one where the checker proves
-the step without them.
+step from what was found, and where it cannot, they and the earlier steps it may cite are added, then dropped one by
+one where the checker proves the step without them, the premises and clues first, then the steps latest first: an
+earlier step that states what they fix is cited in their place ("by clue 4 and step 1", not "by clues 1, 2 and 4").
 """
 
 from __future__ import annotations
@@ -108,12 +109,14 @@ class Citer:
 
     def cite(self, i: int) -> Step:
         """Step i with what it cites: found on the board, then what the board cannot see (premises, the clues it
-        was built with) added and dropped one by one by the checker."""
+        was built with) and the earlier steps it may cite added, and dropped one by one by the checker, the hidden
+        ones first (a case's conclusion of another answer is never offered: it could only fail the proof)."""
         items = self.on_board(i)
         if self.proof is None or self.proven(i, self.cited(i, items)):
             return self.cited(i, items)
         hidden = [h for h in self.hidden if h not in items and h[1] not in self.steps[i].uses]
-        steps = [o for o in self.options(i) if o[0] == "step" and o not in items]
+        steps = [o for o in self.options(i) if o[0] == "step" and o not in items
+                 and (concluded_case(self.steps[o[1]]) is None or self.steps[o[1]].answer == self.steps[i].answer)]
         extra = hidden + steps
         if not self.proven(i, self.cited(i, items + extra)):
             raise NoDeduction("uncited")
