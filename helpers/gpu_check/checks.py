@@ -8,10 +8,10 @@ Letter scoring and the generate check on the device against the CPU, for the sam
 
 Both sides load the base once with every adapter attached (notebook 06's path: helpers.models.members), letter-score
 each member (helpers.evaluate.score_member) and generate a few tokens per question for each adapter
-(helpers.scoring.generate_letters). Each side runs in a fresh interpreter (side by side on a GPU): the device side as the
-exported agents run on the day (nothing of the training process imported, so no Unsloth patches unless the profile
-infers through Unsloth), the CPU side with every GPU hidden, in fp32 on transformers + PEFT: the reference a team's CPU
-would give.
+(helpers.scoring.generate_letters). Each side runs in a fresh interpreter (side by side on a GPU): the device side
+as the exported agents run on the day (nothing of the training process imported, so no Unsloth patches unless the
+profile infers through Unsloth), the CPU side with every GPU hidden, in fp32 on transformers + PEFT: the reference a
+team's CPU would give.
 
 A letter may differ only where the CPU's top two letters are nearer than what the device's number format can move
 them (NEAR_TIE); every such near tie is recorded with its margin, every other difference fails the step.
@@ -51,8 +51,7 @@ UNDER_ESTIMATE = 1.10  # the tolerance: a peak past 1.1x what is allowed is repo
 # (runs 12 and 14). Less those, transformers + PEFT's peaks were 0.95-0.99x its estimates on a 360M model (runs 3 and
 # 7), Unsloth's 0.87-0.98x (run 11), so each backend's factor is 1.0: the estimator's assumed Unsloth saving shows on
 # neither size.
-FIXED_GIB = {"transformers": 0.06, "unsloth": 0.12}
-BACKEND_FACTOR = {"transformers": 1.0, "unsloth": 1.0}
+BACKEND_FIT = {"transformers": (0.06, 1.0), "unsloth": (0.12, 1.0)}  # (fixed GiB, factor) per backend
 
 
 def adapter_for(cfg: config.Profile, method: str) -> str | None:
@@ -137,8 +136,7 @@ def fit_row(est: memory.MemoryEstimate, trained: dict) -> dict:
            "measured_kind": peak["kind"], "tokens_per_s": trained["tokens_per_s"],
            "estimate_parts_gib": est.to_dict()["parts_gib"], "settings": est.settings}
     if peak["kind"] == "vram":
-        backend = trained.get("backend", "transformers")
-        factor, fixed = BACKEND_FACTOR.get(backend, 1.0), FIXED_GIB.get(backend, FIXED_GIB["transformers"])
+        fixed, factor = BACKEND_FIT.get(trained.get("backend", "transformers"), BACKEND_FIT["transformers"])
         allowed = factor * device_part
         row.update(ratio=round(peak["gib"] / device_part, 3), comparable=True, reserved_gib=peak.get("reserved_gib"),
                    backend_factor=factor, fixed_gib=fixed, allowed_gib=round(allowed + fixed, 3),
@@ -151,8 +149,8 @@ def fit_row(est: memory.MemoryEstimate, trained: dict) -> dict:
 
 
 def fit_warnings(rows: list[dict]) -> list[str]:
-    """A line for each method whose measured GPU peak, less its backend's FIXED_GIB, is over UNDER_ESTIMATE x the estimate (without
-    its context) times its backend's measured factor: at every size."""
+    """A line for each method whose measured GPU peak, less its backend's fixed costs, is over UNDER_ESTIMATE x the
+    estimate (without its context) times its backend's measured factor (BACKEND_FIT): at every size."""
     return [f"{r['method']}: measured {r['measured_gib']} GiB is {r['judged_ratio']:.2f}x what the estimate allows "
             f"({r['estimate_without_context_gib']} GiB without its 1 GiB context x {r['backend_factor']} for its "
             f"backend, plus {r['fixed_gib']} GiB of fixed costs): plan with more headroom"

@@ -244,10 +244,14 @@ class Check:
             raise RuntimeError(f"{failed}; {exc}" if failed else str(exc)) from exc
         return cpu, failed
 
+    def ram_for(self, bytes_per_param: int) -> tuple[float, int]:
+        """(the RAM the model takes at this many bytes a parameter, x1.3 for its process; the RAM available)."""
+        import psutil
+        return self.model["params"] * bytes_per_param * 1.3, psutil.virtual_memory().available
+
     def cpu_ram_problem(self) -> str | None:
         """Why the CPU side cannot run: the model in fp32 (x1.3 for the process) over the available RAM; else None."""
-        import psutil
-        need, free = self.model["params"] * 4 * 1.3, psutil.virtual_memory().available
+        need, free = self.ram_for(4)
         if need > free:
             return (f"the CPU reference needs ~{need / 2**30:.1f} GiB of RAM for the model in fp32, "
                     f"{free / 2**30:.1f} GiB available: letters not compared")
@@ -256,8 +260,8 @@ class Check:
     def ram_holds_both(self) -> bool:
         """Whether the RAM holds the CPU side's fp32 model and the device side's load (its 16-bit weights pass through
         host memory) at once, each x1.3 for its process."""
-        import psutil
-        return self.model["params"] * (4 + 2) * 1.3 <= psutil.virtual_memory().available
+        need, free = self.ram_for(4 + 2)
+        return need <= free
 
     def step_generate(self) -> dict:
         if self.scores is None:
